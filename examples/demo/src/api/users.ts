@@ -1,0 +1,1 @@
+export const get = () => ({ data: 1 });

@@ -1,0 +1,53 @@
+"""pi-rules core: the engine, its data model and the plugin hooks.
+
+The public API is what this module exports; everything else may change.
+"""
+
+from __future__ import annotations
+
+from .engine import READ_RULE_DESCRIPTION, Engine, find_by_id, find_by_relative_path
+from .hookspecs import hookimpl
+from .manager import PluginLoadError, list_plugins, make_plugin_manager
+from .model import (
+    Discovery,
+    DiscoveryContext,
+    Evaluation,
+    Explanation,
+    Facts,
+    Intent,
+    MatchContext,
+    Outcome,
+    ParseResult,
+    Rule,
+    RuleError,
+    RuleFile,
+    SchemaKey,
+    Verdict,
+)
+from .branch import current_branch
+
+__all__ = [
+    "READ_RULE_DESCRIPTION",
+    "Discovery",
+    "DiscoveryContext",
+    "Engine",
+    "Evaluation",
+    "Explanation",
+    "Facts",
+    "Intent",
+    "MatchContext",
+    "Outcome",
+    "ParseResult",
+    "PluginLoadError",
+    "Rule",
+    "RuleError",
+    "RuleFile",
+    "SchemaKey",
+    "Verdict",
+    "current_branch",
+    "find_by_id",
+    "find_by_relative_path",
+    "hookimpl",
+    "list_plugins",
+    "make_plugin_manager",
+]

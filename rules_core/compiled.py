@@ -1,0 +1,88 @@
+"""A rule's globs, compiled once when the rule is loaded.
+
+Matchers and the explain report use these; nothing compiles a pattern per evaluation.
+A pattern that cannot compile is kept out (it never matches) and reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .globs import Glob, GlobError, compile_flat, compile_glob, last_segment, normalize_path
+
+
+@dataclass(frozen=True)
+class GlobSet:
+    """A rule's positive and negated path globs (OR of positives, minus any negation)."""
+
+    positives: tuple[Glob, ...]
+    negatives: tuple[Glob, ...]
+    # Each positive glob's last segment, compiled, for language intent probes.
+    last_segments: tuple[Glob, ...]
+    # Normalised positive pattern strings, for keyword-donated intent globs.
+    positive_texts: frozenset[str]
+
+    def matches(self, path: str) -> bool:
+        """``path`` must already be normalised."""
+        return any(g.match_normalized(path) for g in self.positives) and not any(
+            g.match_normalized(path) for g in self.negatives
+        )
+
+    def first_match(self, paths: Iterable[str]) -> str | None:
+        for path in paths:
+            if self.matches(path):
+                return path
+        return None
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    globs: GlobSet
+    model: Glob | None
+    branch: Glob | None
+
+
+EMPTY_GLOBSET = GlobSet((), (), (), frozenset())
+
+
+def compile_rule(
+    globs: Iterable[str], model: str | None, branch: str | None
+) -> tuple[CompiledRule, list[str]]:
+    """Compile a rule's patterns; returns the result and one problem text per bad one."""
+    problems: list[str] = []
+    positives: list[Glob] = []
+    negatives: list[Glob] = []
+    last_segments: list[Glob] = []
+    texts: set[str] = set()
+    for raw in globs:
+        negated = raw.startswith("!")
+        pattern = raw[1:] if negated else raw
+        try:
+            glob = compile_glob(pattern)
+        except GlobError as exc:
+            problems.append(f"glob {raw!r} cannot be used: {exc}")
+            continue
+        if negated:
+            negatives.append(glob)
+            continue
+        positives.append(glob)
+        texts.add(normalize_path(pattern))
+        try:
+            last_segments.append(compile_glob(last_segment(pattern)))
+        except GlobError:
+            pass  # the whole glob compiled, so only intent probing loses this one
+    compiled_model = _flat(model, "model", problems)
+    compiled_branch = _flat(branch, "branch", problems)
+    globset = GlobSet(tuple(positives), tuple(negatives), tuple(last_segments), frozenset(texts))
+    return CompiledRule(globset, compiled_model, compiled_branch), problems
+
+
+def _flat(pattern: str | None, key: str, problems: list[str]) -> Glob | None:
+    if pattern is None:
+        return None
+    try:
+        return compile_flat(pattern)
+    except GlobError as exc:
+        problems.append(f"{key} pattern {pattern!r} cannot be used (it matches nothing): {exc}")
+        return None

@@ -1,0 +1,330 @@
+"""The pipeline: discover → parse → match → select → render.
+
+``Engine`` holds the caches and the plugin manager; ``evaluate`` is the one function
+every front end (CLI, session runtime, host adapters) calls. Public methods never raise:
+faults become error entries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import posixpath
+import re
+import traceback
+from typing import Mapping, Sequence
+
+import pluggy
+
+from .cache import FileCache, ScanCache
+from .compiled import compile_rule
+from .hooks import Hooks
+from .manager import make_plugin_manager
+from .model import (
+    Discovery,
+    DiscoveryContext,
+    Evaluation,
+    Explanation,
+    Facts,
+    MatchContext,
+    Outcome,
+    PathExplanation,
+    Rule,
+    RuleError,
+    RuleFile,
+    Verdict,
+)
+from .select import select
+
+MUTED_REASON = "muted for this session"
+READ_RULE_DESCRIPTION = (
+    "Fetch the full content of a reference rule by its rules-relative path. Use when a "
+    '"Reference rules available on demand" index entry is relevant to the current task.'
+)
+PATH_CONDITION = "globs"
+_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
+
+
+class Engine:
+    """Discovers, matches, selects and renders rules; caches survive between calls."""
+
+    def __init__(
+        self,
+        pm: pluggy.PluginManager | None = None,
+        *,
+        home: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self.pm = pm if pm is not None else make_plugin_manager(env=self.env)
+        self.hooks = Hooks(self.pm)
+        self.home = home if home is not None else self.env.get("HOME") or None
+        self._files = FileCache()
+        self._scans = ScanCache()
+
+    # -- discovery -------------------------------------------------------------------
+
+    def discover(self, cwd: str, trusted: bool = True) -> Discovery:
+        """Every rule and error the sources and schemas yield, ids and indexes assigned."""
+        try:
+            return self._discover(os.path.abspath(cwd), trusted)
+        except Exception as exc:  # the host must never see a traceback
+            return Discovery((), (_internal_error(cwd, exc),))
+
+    def _discover(self, cwd: str, trusted: bool) -> Discovery:
+        context = DiscoveryContext(cwd=cwd, home=self.home, trusted=trusted, env=self.env)
+        files, source_errors = self.hooks.sources(context)
+        if not trusted:
+            files = [f for f in files if f.source != "project"]
+        files = _unique_in_order(sorted(files, key=lambda f: (f.order, f.path)))
+        self._files.retain({f.path for f in files})
+        rules: list[Rule] = []
+        errors = sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
+        for rule_file in files:
+            result = self._files.load(rule_file, self.hooks.parse)
+            if result is None:
+                continue
+            errors.extend(result.errors)
+            if result.rule is not None:
+                rules.append(_ensure_compiled(result.rule))
+        return Discovery(_assign_ids(rules), tuple(errors))
+
+    # -- evaluation ------------------------------------------------------------------
+
+    def evaluate(self, facts: Facts, discovery: Discovery | None = None) -> Evaluation:
+        """Run one evaluation for ``facts``. Never raises."""
+        try:
+            return self._evaluate(facts, discovery)
+        except Exception as exc:
+            return Evaluation(facts, (), (_internal_error(facts.cwd, exc),), (), (), "", 0, 0)
+
+    def _evaluate(self, facts: Facts, discovery: Discovery | None) -> Evaluation:
+        cwd = os.path.abspath(facts.cwd)
+        if discovery is None:
+            discovery = self.discover(cwd, facts.trusted)
+        errors = list(discovery.errors)
+        live = [r for r in discovery.rules if r.id not in facts.mutes]
+        touched = normalize_touched(facts.touched, cwd)
+        existing = self._exists_pool(cwd, live, errors)
+        context = MatchContext(
+            facts=facts,
+            touched=touched,
+            existing=existing,
+            intents=self.hooks.intents(facts.prompt, live),
+        )
+        verdicts: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        for rule in live:
+            verdicts[rule.id] = self._judge(rule, context)
+        matched = [r for r in live if verdicts[r.id][0]]
+        selection = select(matched, facts.max_tokens, self._rule_tokens)
+        active_ids = {r.id for r in selection.active}
+        outcomes = []
+        for rule in discovery.rules:
+            tokens = self._rule_tokens(rule)
+            if rule.id in facts.mutes:
+                outcomes.append(Outcome(rule, "muted", (MUTED_REASON,), None, tokens))
+                continue
+            ok, reasons = verdicts[rule.id]
+            if not ok:
+                status, cause = "inactive", None
+            elif rule.load == "on-demand":
+                status, cause = "on-demand", None
+            elif rule.id in active_ids:
+                status, cause = "active", None
+            else:
+                status, cause = "dropped", selection.dropped.get(rule.id, "budget")
+            outcomes.append(Outcome(rule, status, reasons, cause, tokens))  # type: ignore[arg-type]
+        by_id = {o.rule.id: o for o in outcomes}
+        active = tuple(by_id[r.id] for r in selection.active)
+        on_demand = tuple(by_id[r.id] for r in selection.on_demand)
+        section = ""
+        if active or on_demand:
+            section = self.hooks.render("section", {"active": active, "on_demand": on_demand}) or ""
+        return Evaluation(
+            facts=facts,
+            outcomes=tuple(outcomes),
+            errors=tuple(errors),
+            active=active,
+            on_demand=on_demand,
+            section=section,
+            section_tokens=self.hooks.estimate_tokens(section) if section else 0,
+            budget_used=selection.budget_used,
+        )
+
+    def _judge(self, rule: Rule, context: MatchContext) -> tuple[bool, tuple[str, ...]]:
+        if rule.always_apply:
+            return True, ()
+        verdicts = self.hooks.match(rule, context)
+        return combine_verdicts(rule, verdicts)
+
+    def _exists_pool(
+        self, cwd: str, rules: Sequence[Rule], errors: list[RuleError]
+    ) -> Mapping[str, tuple[str, ...]]:
+        patterns: dict[str, None] = {}
+        for rule in rules:
+            if not rule.always_apply and rule.match in ("exists", "both"):
+                for glob in rule.positive_globs:
+                    patterns.setdefault(glob, None)
+        if not patterns:
+            return {}
+        try:
+            return self._scans.get(cwd, tuple(patterns), self.hooks.scan)
+        except Exception as exc:
+            errors.append(
+                RuleError(
+                    "source-unreadable",
+                    cwd,
+                    f"the exists scan failed ({type(exc).__name__}: {exc}); "
+                    "exists matching saw no files this time",
+                    "scanner",
+                )
+            )
+            return {}
+
+    def _rule_tokens(self, rule: Rule) -> int:
+        return self.hooks.estimate_tokens(rule.body)
+
+    def invalidate_scans(self) -> None:
+        """Forget exists scans: call after a tool result that may have written files."""
+        self._scans.invalidate()
+
+    # -- read-only views -------------------------------------------------------------
+
+    def explain(self, facts: Facts, path: str) -> Explanation:
+        """The ``why <path>`` report: what touching ``path`` would activate, and why."""
+        try:
+            return self._explain(facts, path)
+        except Exception as exc:
+            return Explanation(path, (), (_internal_error(facts.cwd, exc),))
+
+    def _explain(self, facts: Facts, path: str) -> Explanation:
+        cwd = os.path.abspath(facts.cwd)
+        discovery = self.discover(cwd, facts.trusted)
+        touched = normalize_touched((path,), cwd)
+        probe = dataclasses.replace(facts, touched=touched, prompt="")
+        context = MatchContext(facts=probe, touched=touched, existing={}, intents=())
+        entries = []
+        for rule in discovery.rules:
+            caveats = tuple(describe_condition(rule, c) for c in rule.declared_conditions if c != PATH_CONDITION)
+            if rule.id in facts.mutes:
+                entries.append(PathExplanation(rule, "muted", (MUTED_REASON,)))
+            elif rule.always_apply:
+                entries.append(PathExplanation(rule, "path-independent", ("alwaysApply",)))
+            elif PATH_CONDITION not in rule.declared_conditions:
+                entries.append(PathExplanation(rule, "path-independent", (), caveats))
+            else:
+                verdicts = [v for v in self.hooks.match(rule, context) if v.condition == PATH_CONDITION]
+                ok = bool(verdicts) and all(v.ok for v in verdicts)
+                reasons = tuple(r for v in verdicts for r in v.reasons) or ("no matcher judges globs",)
+                entries.append(PathExplanation(rule, "matches" if ok else "no-match", reasons, caveats))
+        shown = touched[0] if touched else path
+        return Explanation(shown, tuple(entries), discovery.errors)
+
+    def read_rule(self, rules: Sequence[Rule], name: str) -> str | None:
+        """The ``read_rule`` tool: a rule body by exact relative path, or ``None`` (refused)."""
+        found = find_by_relative_path(rules, name)
+        return found.body if found is not None else None
+
+
+# -- pure helpers --------------------------------------------------------------------
+
+
+def combine_verdicts(rule: Rule, verdicts: Sequence[Verdict]) -> tuple[bool, tuple[str, ...]]:
+    """AND the matchers' verdicts; a declared condition nobody judged fails."""
+    applicable = [v for v in verdicts if v.ok is not None]
+    judged = {v.condition for v in applicable}
+    unjudged = [c for c in rule.declared_conditions if c not in judged]
+    failed = [v for v in applicable if not v.ok]
+    if failed or unjudged:
+        reasons = [r for v in failed for r in v.reasons]
+        reasons += [f"no plugin judges {c!r} (is its matcher plugin blocked?)" for c in unjudged]
+        return False, tuple(reasons)
+    return True, tuple(r for v in applicable for r in v.reasons)
+
+
+def describe_condition(rule: Rule, condition: str) -> str:
+    if condition == "tools":
+        return f"only when the session's tools include one of: {', '.join(rule.tools)}"
+    if condition == "model":
+        return f"only when the session model matches {rule.model}"
+    if condition == "branch":
+        return f"only when the git branch matches {rule.branch}"
+    return f"only when {condition} holds"
+
+
+def find_by_relative_path(rules: Sequence[Rule], name: object) -> Rule | None:
+    """Exact relative-path lookup; absolute, ``..``, NUL and drive/UNC names are refused."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        return None
+    if name.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(name):
+        return None
+    if ".." in re.split(r"[\\/]", name):
+        return None
+    for rule in rules:  # discovery order: the earliest source wins a repeated path
+        if rule.relative_path == name:
+            return rule
+    return None
+
+
+def find_by_id(rules: Sequence[Rule], rule_id: str) -> Rule | None:
+    return next((r for r in rules if r.id == rule_id), None)
+
+
+def normalize_touched(paths: Sequence[str], cwd: str) -> tuple[str, ...]:
+    """cwd-relative POSIX paths (absolute when outside cwd), deduplicated first-seen."""
+    seen: dict[str, None] = {}
+    root = cwd.rstrip("/") or "/"
+    for raw in paths:
+        if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
+            continue
+        absolute = posixpath.normpath(posixpath.join(root, raw))
+        if absolute == root:
+            continue  # the project itself names no file
+        if absolute.startswith(root.rstrip("/") + "/"):
+            seen.setdefault(absolute[len(root.rstrip("/")) + 1 :], None)
+        else:
+            seen.setdefault(absolute, None)
+    return tuple(seen)
+
+
+def _ensure_compiled(rule: Rule) -> Rule:
+    if rule.compiled is not None:
+        return rule
+    compiled, _ = compile_rule(rule.globs, rule.model, rule.branch)
+    return dataclasses.replace(rule, compiled=compiled)
+
+
+def _assign_ids(rules: Sequence[Rule]) -> tuple[Rule, ...]:
+    taken: set[str] = set()
+    assigned = []
+    for index, rule in enumerate(rules):
+        stem = rule.file.stem
+        candidate, n = stem, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{stem}-{n}"
+        taken.add(candidate)
+        assigned.append(dataclasses.replace(rule, id=candidate, index=index))
+    return tuple(assigned)
+
+
+def _unique_in_order(files: Sequence[RuleFile]) -> list[RuleFile]:
+    seen: set[str] = set()
+    unique = []
+    for rule_file in files:
+        if rule_file.path not in seen:
+            seen.add(rule_file.path)
+            unique.append(rule_file)
+    return unique
+
+
+def _internal_error(cwd: str, exc: Exception) -> RuleError:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" at {where.filename}:{where.lineno}" if where else ""
+    return RuleError(
+        "source-unreadable",
+        cwd,
+        f"pi-rules internal error ({type(exc).__name__}: {exc}{at}); no rules were "
+        "evaluated — please report this",
+        "engine",
+    )

@@ -1,0 +1,158 @@
+"""A typed facade over the plugin manager: one method per hook, faults contained.
+
+A plugin that raises must not take the engine (or its host) down. Calls go through
+pluggy normally (so tracing works); when one raises, the hook is re-run implementation
+by implementation so the faulty plugin can be named in an error and the others still
+contribute.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import pluggy
+
+from .model import (
+    DiscoveryContext,
+    Intent,
+    MatchContext,
+    ParseResult,
+    Rule,
+    RuleError,
+    RuleFile,
+    SchemaKey,
+    Verdict,
+)
+from .select import utf16_token_estimate
+
+
+class Hooks:
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self._schema_keys: dict[str, dict[str, SchemaKey]] = {}
+
+    def sources(self, context: DiscoveryContext) -> tuple[list[RuleFile], list[RuleError]]:
+        files: list[RuleFile] = []
+        errors: list[RuleError] = []
+        results = self._call_list(
+            "pi_rules_sources",
+            {"context": context},
+            lambda name, exc: [
+                RuleError(
+                    "source-unreadable",
+                    context.cwd,
+                    f"source plugin {name!r} failed ({_exc_text(exc)}); its rules are not "
+                    f"loaded — report it to its authors or block it with -p no:{name}",
+                    name,
+                )
+            ],
+        )
+        for result in results:
+            for item in result or ():
+                if isinstance(item, RuleFile):
+                    files.append(item)
+                elif isinstance(item, RuleError):
+                    errors.append(item)
+        return files, errors
+
+    def schema_keys(self, schema: str) -> Mapping[str, SchemaKey]:
+        cached = self._schema_keys.get(schema)
+        if cached is None:
+            cached = {}
+            results = self._call_list("pi_rules_schema_keys", {"schema": schema}, lambda n, e: [])
+            for result in results:
+                for key in result or ():
+                    cached.setdefault(key.name, key)
+            self._schema_keys[schema] = cached
+        return cached
+
+    def parse(self, rule_file: RuleFile, text: str) -> ParseResult:
+        kwargs = {"rule_file": rule_file, "text": text, "extra_keys": self.schema_keys(rule_file.schema)}
+        try:
+            result = self.pm.hook.pi_rules_parse(**kwargs)
+        except Exception as exc:
+            return ParseResult(
+                None,
+                (
+                    RuleError(
+                        "read-failure",
+                        rule_file.path,
+                        f"the schema plugin for {rule_file.schema!r} files crashed on this file "
+                        f"({_exc_text(exc)}); report it to the plugin's authors",
+                        rule_file.plugin,
+                    ),
+                ),
+            )
+        if result is None:
+            return ParseResult(
+                None,
+                (
+                    RuleError(
+                        "read-failure",
+                        rule_file.path,
+                        f"no plugin parses {rule_file.schema!r} files (is its schema plugin "
+                        "blocked?); unblock it or remove the file",
+                        rule_file.plugin,
+                    ),
+                ),
+            )
+        return result
+
+    def intents(self, prompt: str, rules: Sequence[Rule]) -> tuple[Intent, ...]:
+        results = self._call_list("pi_rules_intent", {"prompt": prompt, "rules": rules}, lambda n, e: [])
+        seen: dict[Intent, None] = {}
+        for result in results:
+            for intent in result or ():
+                seen.setdefault(intent, None)
+        return tuple(sorted(seen, key=lambda i: (i.kind, i.glob)))
+
+    def match(self, rule: Rule, context: MatchContext) -> list[Verdict]:
+        results = self._call_list(
+            "pi_rules_match",
+            {"rule": rule, "context": context},
+            lambda name, exc: [
+                Verdict(f"plugin:{name}", False, (f"matcher {name!r} failed: {_exc_text(exc)}",), 99)
+            ],
+        )
+        verdicts = [v for result in results for v in result or ()]
+        return sorted(verdicts, key=lambda v: (v.rank, v.condition))
+
+    def scan(self, root: str, patterns: Sequence[str]) -> Mapping[str, Sequence[str]]:
+        result = self.pm.hook.pi_rules_scan(root=root, patterns=patterns)
+        return result or {}
+
+    def estimate_tokens(self, text: str) -> int:
+        try:
+            result = self.pm.hook.pi_rules_estimate_tokens(text=text)
+        except Exception:
+            result = None
+        if isinstance(result, int):
+            return result
+        return utf16_token_estimate(text)  # the tokens plugin is blocked or broken
+
+    def render(self, kind: str, data: Any) -> str | None:
+        return self.pm.hook.pi_rules_render(kind=kind, data=data)
+
+    def _call_list(
+        self,
+        name: str,
+        kwargs: dict[str, Any],
+        on_error: Callable[[str, BaseException], list[Any]],
+    ) -> list[Any]:
+        caller = getattr(self.pm.hook, name)
+        try:
+            return list(caller(**kwargs))
+        except Exception:
+            pass
+        results: list[Any] = []
+        for impl in reversed(caller.get_hookimpls()):
+            try:
+                results.append(impl.function(*(kwargs[arg] for arg in impl.argnames)))
+            except Exception as exc:
+                results.append(on_error(impl.plugin_name, exc))
+        return results
+
+
+def _exc_text(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

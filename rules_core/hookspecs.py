@@ -1,0 +1,106 @@
+"""Every hook pi-rules calls. Implement them with ``rules_core.hookimpl``.
+
+Hook names carry the ``pi_rules_`` prefix; pluggy's ``check_pending()`` rejects a
+misspelled one. Built-in implementations of firstresult hooks are ``trylast`` so a
+third-party implementation always wins. No hook result depends on call order: the
+engine sorts what list hooks return by explicit keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import pluggy
+
+from .model import (
+    DiscoveryContext,
+    Intent,
+    MatchContext,
+    ParseResult,
+    Rule,
+    RuleError,
+    RuleFile,
+    SchemaKey,
+    Verdict,
+)
+
+PROJECT_NAME = "pi_rules"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def pi_rules_sources(context: DiscoveryContext) -> Sequence[RuleFile | RuleError]:
+    """Return the rule files this source can see, and errors for what it could not list.
+
+    List hook: every source contributes. Never raise: an unlistable directory is a
+    ``source-unreadable`` error entry. Project sources must return nothing when
+    ``context.trusted`` is false. The engine sorts the merged result by
+    ``RuleFile.order``, so call order never matters.
+    """
+
+
+@hookspec(firstresult=True)
+def pi_rules_parse(
+    rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
+) -> ParseResult | None:
+    """Parse ``text`` of a file whose ``rule_file.schema`` this plugin owns.
+
+    firstresult: return ``None`` for files of another schema. ``extra_keys`` are the
+    keys plugins added to this schema through ``pi_rules_schema_keys``. Errors are values
+    in the returned ``ParseResult``; an uncompilable glob loads the rule (that pattern
+    never matches) and still reports an ``invalid-value`` error.
+    """
+
+
+@hookspec
+def pi_rules_schema_keys(schema: str) -> Sequence[SchemaKey]:
+    """Extra frontmatter keys this plugin adds to the strict ``schema`` (e.g. ``"v1"``).
+
+    List hook. The schema accepts these keys instead of reporting ``unknown-key``; their
+    validated values land in ``Rule.extra``. Block the plugin and the keys are unknown
+    again.
+    """
+
+
+@hookspec
+def pi_rules_intent(prompt: str, rules: Sequence[Rule]) -> Sequence[Intent]:
+    """Intent globs the turn ``prompt`` donates (language triggers, rule keywords).
+
+    List hook. Intent globs never enter the touched or existing path pools.
+    """
+
+
+@hookspec
+def pi_rules_match(rule: Rule, context: MatchContext) -> Sequence[Verdict]:
+    """Judge the conditions of ``rule`` this matcher owns, one ``Verdict`` each.
+
+    List hook: verdicts are AND-ed; a declared condition no matcher judges fails.
+    Return an empty sequence for conditions you do not own. ``alwaysApply`` and muted
+    rules never reach this hook.
+    """
+
+
+@hookspec(firstresult=True)
+def pi_rules_scan(root: str, patterns: Sequence[str]) -> Mapping[str, Sequence[str]] | None:
+    """The exists scanner: for each pattern, the sorted root-relative files matching it.
+
+    firstresult. Called at most once per evaluation for a given ``(root, patterns)``;
+    results are cached by the engine and invalidated by tool results that write.
+    """
+
+
+@hookspec(firstresult=True)
+def pi_rules_estimate_tokens(text: str) -> int | None:
+    """Estimated token count of ``text``; built-in: ``ceil(utf16_units / 4)``."""
+
+
+@hookspec(firstresult=True)
+def pi_rules_render(kind: str, data: Any) -> str | None:
+    """Render ``data`` as ``kind`` text.
+
+    Kinds: ``section``, ``entry``, ``index-line``, ``report``, ``explain``, ``show``,
+    ``check``, ``list``. firstresult: return ``None`` for kinds you do not render.
+    """
+

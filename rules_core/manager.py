@@ -1,0 +1,146 @@
+"""Building the plugin manager: built-ins, entry points, blocking, tracing.
+
+Nothing is loaded at import time and there is no global manager: every caller gets a
+fresh one from ``make_plugin_manager``, so tests never need monkeypatching.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import importlib_metadata
+import pluggy
+
+from . import hookspecs
+
+ENTRY_POINT_GROUP = "pi_rules"
+DISABLE_ENV = "PI_RULES_DISABLE_PLUGINS"
+DEBUG_ENV = "PI_RULES_DEBUG"
+
+# name -> module path. Each built-in is a module registered under its own name, so it
+# can be blocked (`-p no:NAME`) or replaced by an entry point of the same name.
+BUILTIN_PLUGINS: Mapping[str, str] = {
+    "native": "rules_plugins.native",
+    "global": "rules_plugins.global_rules",
+    "schema-v1": "rules_plugins.schema_v1",
+    "globs": "rules_plugins.match_globs",
+    "tools": "rules_plugins.match_tools",
+    "model": "rules_plugins.match_model",
+    "branch": "rules_plugins.match_branch",
+    "intent": "rules_plugins.intent",
+    "scanner": "rules_plugins.scanner",
+    "tokens": "rules_plugins.tokens",
+    "markdown": "rules_plugins.markdown",
+    "report": "rules_plugins.report",
+}
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    origin: str  # "builtin" or "<distribution> <version>"
+    hooks: tuple[str, ...]
+
+
+class RulesPluginManager(pluggy.PluginManager):
+    """A pluggy manager that remembers which distribution each plugin came from."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT_NAME)
+        self.origins: dict[str, str] = {}
+
+
+class PluginLoadError(Exception):
+    """A third-party plugin could not be imported or implements an unknown hook."""
+
+
+def blocked_from_env(env: Mapping[str, str]) -> set[str]:
+    raw = env.get(DISABLE_ENV, "")
+    return {name.strip() for name in raw.split(",") if name.strip()}
+
+
+def make_plugin_manager(
+    blocked: Iterable[str] = (),
+    *,
+    entry_points: bool = True,
+    env: Mapping[str, str] | None = None,
+    extra: Iterable[tuple[str, object]] = (),
+) -> RulesPluginManager:
+    """A fresh manager with the built-ins and (unless disabled) installed plugins.
+
+    ``blocked`` names are never registered; ``PI_RULES_DISABLE_PLUGINS`` adds to them.
+    An entry point with a built-in's name replaces that built-in. ``extra`` registers
+    in-process plugins (tests, embedding hosts) after everything else.
+    """
+    env = os.environ if env is None else env
+    pm = RulesPluginManager()
+    pm.add_hookspecs(hookspecs)
+    for name in set(blocked) | blocked_from_env(env):
+        pm.set_blocked(name)
+
+    third_party = _entry_points() if entry_points else []
+    replaced = {ep.name for ep in third_party}
+    for name, module_path in BUILTIN_PLUGINS.items():
+        if name in replaced or pm.is_blocked(name):
+            continue
+        pm.register(importlib.import_module(module_path), name=name)
+    origins = pm.origins
+    for ep in third_party:
+        if pm.is_blocked(ep.name) or pm.has_plugin(ep.name):
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # a broken install must say which plugin, not crash
+            raise PluginLoadError(
+                f"plugin {ep.name!r} from {_dist_label(ep)} failed to import: {exc}; "
+                f"fix or uninstall it, or block it with -p no:{ep.name}"
+            ) from exc
+        pm.register(plugin, name=ep.name)
+        origins[ep.name] = _dist_label(ep)
+    for name, plugin in extra:
+        if not pm.is_blocked(name):
+            pm.register(plugin, name=name)
+            origins[name] = "in-process"
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginLoadError(f"{exc}; check the hook name against docs/plugins.md") from exc
+    if env.get(DEBUG_ENV, "").strip() not in ("", "0"):
+        _enable_tracing(pm)
+    return pm
+
+
+def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    """Registered plugins sorted by name, with their origin and implemented hooks."""
+    origins: Mapping[str, str] = getattr(pm, "origins", {})
+    infos = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:  # blocked
+            continue
+        hooks = tuple(sorted(caller.name for caller in pm.get_hookcallers(plugin) or []))
+        origin = "builtin" if name in BUILTIN_PLUGINS and name not in origins else origins.get(name, "in-process")
+        infos.append(PluginInfo(name=name, origin=origin, hooks=hooks))
+    return sorted(infos, key=lambda info: info.name)
+
+
+def _entry_points() -> list[importlib_metadata.EntryPoint]:
+    eps = importlib_metadata.entry_points(group=ENTRY_POINT_GROUP)
+    # Sorted by name so loading order never depends on site-packages enumeration order.
+    unique: dict[str, importlib_metadata.EntryPoint] = {}
+    for ep in sorted(eps, key=lambda e: (e.name, _dist_label(e))):
+        unique.setdefault(ep.name, ep)
+    return list(unique.values())
+
+
+def _dist_label(ep: importlib_metadata.EntryPoint) -> str:
+    dist = ep.dist
+    return f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
+
+
+def _enable_tracing(pm: pluggy.PluginManager) -> None:
+    pm.trace.root.setwriter(lambda text: sys.stderr.write(f"pi-rules: {text}"))
+    pm.enable_tracing()

@@ -1,0 +1,268 @@
+"""The data that flows through the engine: frozen values, no behaviour beyond accessors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Literal, Mapping
+
+ErrorKind = Literal[
+    "yaml-syntax",
+    "missing-frontmatter",
+    "unknown-key",
+    "invalid-version",
+    "missing-description",
+    "invalid-value",
+    "match-without-globs",
+    "no-activation-condition",
+    "read-failure",
+    "source-unreadable",
+]
+ERROR_KINDS: tuple[str, ...] = ErrorKind.__args__  # type: ignore[attr-defined]
+
+MatchMode = Literal["touched", "exists", "both"]
+Enforcement = Literal["enforce", "recommend", "inform"]
+Load = Literal["pinned", "on-demand"]
+Status = Literal["active", "on-demand", "dropped", "inactive", "muted"]
+
+# Discovery order groups (RULE-SPEC §1). A source plugin puts its files in one group;
+# within a group the rest of the order key decides. Gaps leave room for third parties.
+ORDER_CWD = 0
+ORDER_ANCESTORS = 10
+ORDER_NESTED = 20
+ORDER_IMPORTS = 30
+ORDER_GLOBAL = 90
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    """One file a source plugin found.
+
+    ``order`` is the pure sort key of discovery order: (group, rank inside the group,
+    scope, relative path). ``base`` is the absolute directory the rule's globs are
+    relative to; ``rules_root`` the directory ``relative_path`` is relative to.
+    """
+
+    path: str
+    rules_root: str
+    relative_path: str
+    base: str
+    plugin: str
+    schema: str
+    source: Literal["project", "global"]
+    order: tuple[int, int, str, str]
+
+    @property
+    def stem(self) -> str:
+        name = self.relative_path.rsplit("/", 1)[-1]
+        return name[: -len(".md")] if name.endswith(".md") else name.rsplit(".", 1)[0] or name
+
+
+@dataclass(frozen=True)
+class RuleError:
+    """A problem with one rule file (or a source directory), reported, never raised."""
+
+    kind: str
+    path: str
+    message: str
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A parsed rule. ``id`` and ``index`` are assigned by the engine after discovery."""
+
+    file: RuleFile
+    description: str
+    body: str
+    globs: tuple[str, ...] = ()
+    match: MatchMode = "both"
+    tools: tuple[str, ...] = ()
+    branch: str | None = None
+    model: str | None = None
+    priority: int = 0
+    enforcement: Enforcement = "inform"
+    load: Load = "pinned"
+    keywords: tuple[str, ...] = ()
+    always_apply: bool = False
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    # Keys in ``extra`` that are activation conditions a plugin's matcher judges.
+    extra_conditions: tuple[str, ...] = ()
+    id: str = ""
+    index: int = -1
+    # Compiled matchers, built once when the rule is parsed (see rules_core.globs).
+    compiled: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def positive_globs(self) -> tuple[str, ...]:
+        return tuple(g for g in self.globs if not g.startswith("!"))
+
+    @property
+    def negative_globs(self) -> tuple[str, ...]:
+        return tuple(g[1:] for g in self.globs if g.startswith("!"))
+
+    @property
+    def declared_conditions(self) -> tuple[str, ...]:
+        """Names of the conditions this rule declares; each needs a matcher's verdict."""
+        names = []
+        if self.globs:
+            names.append("globs")
+        if self.tools:
+            names.append("tools")
+        if self.model is not None:
+            names.append("model")
+        if self.branch is not None:
+            names.append("branch")
+        names.extend(self.extra_conditions)
+        return tuple(names)
+
+    @property
+    def unconditional(self) -> bool:
+        return self.always_apply or not self.declared_conditions
+
+    @property
+    def relative_path(self) -> str:
+        return self.file.relative_path
+
+    @property
+    def source(self) -> str:
+        return self.file.source
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What a schema returns for one file: a rule, errors, or both (soft errors)."""
+
+    rule: Rule | None
+    errors: tuple[RuleError, ...] = ()
+
+
+@dataclass(frozen=True)
+class SchemaKey:
+    """A frontmatter key a plugin adds to a strict schema.
+
+    ``validate`` returns the normalised value or raises ``ValueError`` whose message
+    says what is wrong and what to write instead. A key with ``is_condition`` counts as
+    an activation trigger (RULE-SPEC §4) and must be judged by a matcher.
+    """
+
+    name: str
+    validate: Callable[[Any], Any]
+    is_condition: bool = False
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class DiscoveryContext:
+    """What a source plugin may know: where to look and whether the project is trusted."""
+
+    cwd: str
+    home: str | None
+    trusted: bool
+    env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything one evaluation depends on besides the files on disk.
+
+    ``touched`` paths are cwd-relative (or absolute when outside cwd); ``branch`` and
+    ``model`` are ``None`` when absent. ``max_tokens`` is the pinned-body budget.
+    """
+
+    cwd: str
+    trusted: bool = True
+    touched: tuple[str, ...] = ()
+    prompt: str = ""
+    model: str | None = None
+    branch: str | None = None
+    tools: tuple[str, ...] = ()
+    mutes: frozenset[str] = frozenset()
+    max_tokens: int = 2000
+
+
+@dataclass(frozen=True)
+class Intent:
+    """A glob the turn prompt donated: a language trigger (``*.py``) or a rule's keyword."""
+
+    glob: str
+    kind: Literal["language", "keyword"]
+
+
+@dataclass(frozen=True)
+class MatchContext:
+    """Inputs shared by every matcher in one evaluation."""
+
+    facts: Facts
+    touched: tuple[str, ...]
+    existing: Mapping[str, tuple[str, ...]]
+    intents: tuple[Intent, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One matcher's judgement of one condition of one rule.
+
+    ``ok`` is True (satisfied), False (not) or None (the condition does not apply).
+    ``reasons`` explain a success (``touched src/a.ts``) or a failure (mismatch text).
+    ``rank`` orders reasons across matchers (paths 10, tools 20, model 30, branch 40).
+    """
+
+    condition: str
+    ok: bool | None
+    reasons: tuple[str, ...] = ()
+    rank: int = 50
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What evaluation decided about one rule."""
+
+    rule: Rule
+    status: Status
+    reasons: tuple[str, ...] = ()
+    cause: str | None = None
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Discovery:
+    rules: tuple[Rule, ...]
+    errors: tuple[RuleError, ...]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The result of one evaluation: per-rule outcomes, errors and the rendered section."""
+
+    facts: Facts
+    outcomes: tuple[Outcome, ...]
+    errors: tuple[RuleError, ...]
+    active: tuple[Outcome, ...]
+    on_demand: tuple[Outcome, ...]
+    section: str
+    section_tokens: int
+    budget_used: int
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(o.rule for o in self.outcomes)
+
+
+@dataclass(frozen=True)
+class PathExplanation:
+    """The ``why <path>`` report for one rule."""
+
+    rule: Rule
+    verdict: Literal["matches", "no-match", "path-independent", "muted"]
+    reasons: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Explanation:
+    path: str
+    entries: tuple[PathExplanation, ...]
+    errors: tuple[RuleError, ...]

@@ -1,0 +1,105 @@
+"""Selection (RULE-SPEC §6): dedupe, budget and presentation order. Pure functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from .model import Rule
+
+ENFORCEMENT_RANK = {"enforce": 0, "recommend": 1, "inform": 2}
+
+
+@dataclass(frozen=True)
+class Selection:
+    active: tuple[Rule, ...]  # pinned and admitted, in presentation order
+    on_demand: tuple[Rule, ...]  # matched on-demand rules, in presentation order
+    dropped: dict[str, str]  # rule id -> cause ("duplicate" or "budget")
+    budget_used: int
+
+
+def select(
+    matched: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]
+) -> Selection:
+    """Split matched rules into the section's pinned entries, the index, and the dropped."""
+    pinned = [r for r in matched if r.load == "pinned"]
+    on_demand = [r for r in matched if r.load == "on-demand"]
+    survivors, dropped = dedupe(pinned)
+    admitted, over_budget, used = fill_budget(survivors, budget, estimate)
+    dropped.update({r.id: "budget" for r in over_budget})
+    return Selection(
+        active=tuple(presentation_order(admitted)),
+        on_demand=tuple(presentation_order(on_demand)),
+        dropped=dropped,
+        budget_used=used,
+    )
+
+
+def dedupe(rules: Sequence[Rule]) -> tuple[list[Rule], dict[str, str]]:
+    """Byte-identical bodies keep one rule: higher priority, then the later index."""
+    winners: dict[str, Rule] = {}
+    for rule in rules:
+        best = winners.get(rule.body)
+        if best is None or (rule.priority, rule.index) > (best.priority, best.index):
+            winners[rule.body] = rule
+    keep = {id(r) for r in winners.values()}
+    survivors = [r for r in rules if id(r) in keep]
+    dropped = {r.id: "duplicate" for r in rules if id(r) not in keep}
+    return survivors, dropped
+
+
+def fill_budget(
+    rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]
+) -> tuple[list[Rule], list[Rule], int]:
+    """Greedy skip-and-continue fill; the first candidate is kept even when too large."""
+    admitted: list[Rule] = []
+    rejected: list[Rule] = []
+    used = 0
+    for rule in sorted(rules, key=budget_key):
+        cost = estimate(rule)
+        if not admitted or used + cost <= budget:
+            admitted.append(rule)
+            used += cost
+        else:
+            rejected.append(rule)
+    return admitted, rejected, used
+
+
+def budget_key(rule: Rule) -> tuple[int, int, int]:
+    return (-rule.priority, ENFORCEMENT_RANK.get(rule.enforcement, 2), rule.index)
+
+
+def presentation_order(rules: Sequence[Rule]) -> list[Rule]:
+    """Unconditional rules first, then priority DESC, then discovery index ASC."""
+    return sorted(rules, key=lambda r: (not r.unconditional, -r.priority, r.index))
+
+
+def utf16_token_estimate(text: str) -> int:
+    """``ceil(n / 4)`` with ``n`` in UTF-16 code units, as JavaScript counts length."""
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return -(-units // 4)
+
+
+def parse_max_tokens(value: str | None, default: int = 2000) -> int:
+    """``PI_RULES_MAX_TOKENS`` parsed like JavaScript ``parseInt(value)``."""
+    parsed = js_parse_int(value) if value is not None else None
+    return parsed if parsed is not None and parsed > 0 else default
+
+
+def js_parse_int(text: str) -> int | None:
+    """JavaScript ``parseInt(text)`` with no radix; ``None`` stands for NaN."""
+    s = text.lstrip(" \t\n\r\v\f\u00a0\ufeff\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+                    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+    sign = 1
+    if s and s[0] in "+-":
+        sign = -1 if s[0] == "-" else 1
+        s = s[1:]
+    radix, digits = 10, "0123456789"
+    if s[:2].lower() == "0x":
+        radix, digits, s = 16, "0123456789abcdef", s[2:]
+    end = 0
+    while end < len(s) and s[end].lower() in digits:
+        end += 1
+    if end == 0:
+        return None
+    return sign * int(s[:end], radix)

@@ -1,0 +1,1 @@
+"""pi-rules' built-in plugins: each module is one named plugin (see rules_core.manager)."""

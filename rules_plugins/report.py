@@ -1,0 +1,156 @@
+"""The ``report`` renderer: the text a person reads (``/rules``, explain, show, check, list).
+
+Every kind takes a dict with ``cwd`` plus ``evaluation`` (report), ``explanation``
+(explain), ``rule`` (show) or ``discovery`` (check, list). Ids, paths and messages are
+escaped so a hostile file name cannot drive the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from rules_core import hookimpl
+from rules_core.model import Discovery, Evaluation, Explanation, Outcome, Rule, RuleError
+from rules_core.safe import safe_block, safe_line
+
+STATUS_ORDER = ("active", "on-demand", "dropped", "inactive", "muted")
+
+
+@hookimpl(trylast=True)
+def pi_rules_render(kind: str, data: Any) -> str | None:
+    renderer: Callable[[Any, str], str] | None = {
+        "report": lambda d, cwd: render_report(d["evaluation"], cwd),
+        "explain": lambda d, cwd: render_explain(d["explanation"], cwd),
+        "show": lambda d, cwd: render_show(d["rule"], cwd),
+        "check": lambda d, cwd: render_check(d["discovery"], cwd),
+        "list": lambda d, cwd: render_list(d["discovery"], cwd),
+    }.get(kind)
+    if renderer is None:
+        return None
+    return renderer(data, data["cwd"])
+
+
+def render_report(evaluation: Evaluation, cwd: str) -> str:
+    outcomes = {status: [o for o in evaluation.outcomes if o.status == status] for status in STATUS_ORDER}
+    outcomes["active"] = list(evaluation.active)
+    outcomes["on-demand"] = list(evaluation.on_demand)
+    counts = ", ".join(f"{len(outcomes[s])} {s}" for s in STATUS_ORDER)
+    errors = len(evaluation.errors)
+    lines = [f"rules: {counts}, {errors} error{'s' if errors != 1 else ''}"]
+    for status in STATUS_ORDER:
+        for outcome in outcomes[status]:
+            lines.extend(_report_lines(outcome, cwd))
+    lines.extend(_error_line(e, cwd) for e in evaluation.errors)
+    lines.append(f"budget: {evaluation.budget_used}/{evaluation.facts.max_tokens} estimated tokens")
+    if evaluation.section:
+        lines.append(f"section: ~{evaluation.section_tokens} tokens")
+    return "\n".join(lines) + "\n"
+
+
+def _report_lines(outcome: Outcome, cwd: str) -> list[str]:
+    rule = outcome.rule
+    if outcome.status == "muted":
+        return [f"inactive: {safe_line(rule.id)} (muted for this session)"]
+    head = f"{outcome.status}: {safe_line(rule.id)} — {_where(rule, cwd)}"
+    if outcome.status == "dropped":
+        return [f"{head} — {outcome.cause}"]
+    if outcome.status == "inactive":
+        lines = [head, f"  configured: {describe_conditions(rule)}"]
+        lines.extend(f"  reason: {safe_line(r)}" for r in outcome.reasons)
+        return lines
+    reasons = "; ".join(outcome.reasons) if outcome.reasons else "always applies"
+    return [f"{head} — {safe_line(reasons)}"]
+
+
+def render_explain(explanation: Explanation, cwd: str) -> str:
+    lines = [f"why {safe_line(explanation.path)}"]
+    labels = {"matches": "matches", "no-match": "no match", "path-independent": "path-independent", "muted": "muted"}
+    order = ("matches", "path-independent", "no-match", "muted")
+    for verdict in order:
+        for entry in (e for e in explanation.entries if e.verdict == verdict):
+            reasons = "; ".join(entry.reasons)
+            tail = f" — {safe_line(reasons)}" if reasons else ""
+            lines.append(f"{labels[verdict]}: {safe_line(entry.rule.id)}{tail}")
+            lines.extend(f"  caveat: {safe_line(c)}" for c in entry.caveats)
+    if not explanation.entries:
+        lines.append("no rules discovered")
+    lines.extend(_error_line(e, cwd) for e in explanation.errors)
+    return "\n".join(lines) + "\n"
+
+
+def render_show(rule: Rule, cwd: str) -> str:
+    lines = [
+        f"id: {safe_line(rule.id)}",
+        f"path: {safe_line(rule.file.path)}",
+        f"relative path: {safe_line(rule.relative_path)}",
+        f"source: {rule.source} ({safe_line(rule.file.plugin)})",
+        f"description: {safe_line(rule.description)}",
+        f"conditions: {describe_conditions(rule)}",
+        f"load: {rule.load}",
+        f"enforcement: {rule.enforcement}",
+        f"priority: {rule.priority}",
+    ]
+    if rule.keywords:
+        lines.append(f"keywords: {safe_line(', '.join(rule.keywords))}")
+    return "\n".join(lines) + "\n\n" + safe_block(rule.body) + "\n"
+
+
+def render_check(discovery: Discovery, cwd: str) -> str:
+    if not discovery.errors:
+        count = len(discovery.rules)
+        return f"ok: {count} rule{'s' if count != 1 else ''}, no errors\n"
+    return "\n".join(
+        f"{e.kind} {safe_line(_display_path(e.path, cwd))}: {safe_line(e.message)}" for e in discovery.errors
+    ) + "\n"
+
+
+def render_list(discovery: Discovery, cwd: str) -> str:
+    rows = [
+        (r.id, r.relative_path, r.source, r.file.plugin, _display_path(r.file.path, cwd))
+        for r in discovery.rules
+    ]
+    widths = [max((len(safe_line(row[i])) for row in rows), default=0) for i in range(4)]
+    lines = [
+        "  ".join(safe_line(cell).ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + safe_line(row[4])
+        for row in rows
+    ]
+    if not rows:
+        lines.append("no rules found")
+    lines.extend(_error_line(e, cwd) for e in discovery.errors)
+    return "\n".join(lines) + "\n"
+
+
+def describe_conditions(rule: Rule) -> str:
+    if rule.always_apply:
+        return "alwaysApply"
+    parts = []
+    if rule.globs:
+        parts.append(f"globs {', '.join(rule.globs)}")
+        parts.append(f"match {rule.match}")
+    if rule.tools:
+        parts.append(f"tools {', '.join(rule.tools)}")
+    if rule.model is not None:
+        parts.append(f"model {rule.model}")
+    if rule.branch is not None:
+        parts.append(f"branch {rule.branch}")
+    if rule.keywords:
+        parts.append(f"keywords {', '.join(rule.keywords)}")
+    parts.extend(f"{name} {rule.extra[name]}" for name in rule.extra_conditions)
+    return safe_line("; ".join(parts)) if parts else "none"
+
+
+def _where(rule: Rule, cwd: str) -> str:
+    return f"{safe_line(_display_path(rule.file.path, cwd))} ({rule.source})"
+
+
+def _error_line(error: RuleError, cwd: str) -> str:
+    return f"error: {error.kind} {safe_line(_display_path(error.path, cwd))}: {safe_line(error.message)}"
+
+
+def _display_path(path: str, cwd: str) -> str:
+    """cwd-relative when inside the working directory, absolute otherwise."""
+    root = os.path.abspath(cwd)
+    if path.startswith(root.rstrip(os.sep) + os.sep):
+        return path[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+    return path

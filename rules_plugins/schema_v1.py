@@ -1,0 +1,249 @@
+"""The strict native schema (RULE-SPEC v1.2 §2–§4): every key, type, default and error.
+
+Owns files whose ``RuleFile.schema`` is ``"v1"``. Plugins may add keys through
+``pi_rules_schema_keys("v1")``; any other key is an ``unknown-key`` error.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+from rules_core import hookimpl
+from rules_core.compiled import compile_rule
+from rules_core.model import ParseResult, Rule, RuleError, RuleFile, SchemaKey
+
+from ._frontmatter import FrontmatterError, load_yaml, split_frontmatter
+
+SCHEMA = "v1"
+MATCH_MODES = ("touched", "exists", "both")
+ENFORCEMENTS = ("enforce", "recommend", "inform")
+LOADS = ("pinned", "on-demand")
+KNOWN_KEYS = (
+    "description",
+    "version",
+    "globs",
+    "match",
+    "tools",
+    "branch",
+    "model",
+    "priority",
+    "enforcement",
+    "load",
+    "keywords",
+    "alwaysApply",
+)
+
+
+@hookimpl(trylast=True)
+def pi_rules_parse(
+    rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
+) -> ParseResult | None:
+    if rule_file.schema != SCHEMA:
+        return None
+    return parse_v1(rule_file, text, extra_keys)
+
+
+def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult:
+    """Parse and validate one native rule file; every problem becomes an error value."""
+    path = rule_file.path
+    errors: list[RuleError] = []
+
+    def fail(kind: str, message: str) -> None:
+        errors.append(RuleError(kind, path, message, rule_file.plugin))
+
+    try:
+        split = split_frontmatter(text)
+    except FrontmatterError as exc:
+        fail("yaml-syntax", str(exc))
+        return ParseResult(None, tuple(errors))
+    if split.yaml_text is None:
+        fail(
+            "missing-frontmatter",
+            "a rule file must start with a '---' line opening YAML frontmatter "
+            "(description, version: 1 and an activation key such as globs)",
+        )
+        return ParseResult(None, tuple(errors))
+    try:
+        data = load_yaml(split.yaml_text)
+    except FrontmatterError as exc:
+        fail("yaml-syntax", str(exc))
+        return ParseResult(None, tuple(errors))
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        fail("yaml-syntax", "frontmatter must be a mapping of 'key: value' lines, not a list or scalar")
+        return ParseResult(None, tuple(errors))
+
+    allowed = set(KNOWN_KEYS) | set(extra_keys)
+    for key in data:
+        if not isinstance(key, str) or key not in allowed:
+            fail("unknown-key", _unknown_key_message(key, sorted(allowed)))
+
+    fields = _Fields(data, fail)
+    version = data.get("version")
+    if type(version) is not int or version != 1:
+        shown = "missing" if "version" not in data else repr(version)
+        fail("invalid-version", f"version is {shown}; write 'version: 1' (the integer one)")
+    description = data.get("description")
+    if description is None or (isinstance(description, str) and not description.strip()):
+        fail("missing-description", "add 'description: <one line saying what the rule enforces>'")
+    elif not isinstance(description, str):
+        fail("invalid-value", f"description must be a string, got {_kind(description)}; quote it")
+
+    globs = fields.string_list("globs")
+    tools = fields.string_list("tools")
+    keywords = tuple(k.strip() for k in fields.string_list("keywords") if k.strip())
+    match = fields.choice("match", MATCH_MODES, "both")
+    enforcement = fields.choice("enforcement", ENFORCEMENTS, "inform")
+    load = fields.choice("load", LOADS, "pinned")
+    branch = fields.string("branch")
+    model = fields.string("model")
+    priority = fields.integer("priority")
+    always_apply = fields.boolean("alwaysApply")
+    extra, extra_conditions = _validate_extra(data, extra_keys, fail)
+
+    if "match" in data and not globs:
+        fail(
+            "match-without-globs",
+            "'match' only applies to globs; add 'globs: [...]' or remove 'match'",
+        )
+    has_trigger = bool(globs or tools or branch is not None or model is not None or always_apply)
+    # A misspelt or mistyped key usually IS the missing trigger; its own error says so.
+    masked = any(e.kind in ("unknown-key", "invalid-value") for e in errors)
+    if not has_trigger and not extra_conditions and not masked:
+        fail(
+            "no-activation-condition",
+            "the rule can never activate; add non-empty 'globs', 'tools', 'branch', "
+            "'model', or 'alwaysApply: true'",
+        )
+    if errors:
+        return ParseResult(None, tuple(errors))
+
+    compiled, problems = compile_rule(globs, model, branch)
+    soft = tuple(RuleError("invalid-value", path, p, rule_file.plugin) for p in problems)
+    rule = Rule(
+        file=rule_file,
+        description=str(description).strip(),
+        body=trim_blank_edges(split.body),
+        globs=globs,
+        match=match,  # type: ignore[arg-type]
+        tools=tools,
+        branch=branch,
+        model=model,
+        priority=priority,
+        enforcement=enforcement,  # type: ignore[arg-type]
+        load=load,  # type: ignore[arg-type]
+        keywords=keywords,
+        always_apply=always_apply,
+        extra=MappingProxyType(extra),
+        extra_conditions=extra_conditions,
+        compiled=compiled,
+    )
+    return ParseResult(rule, soft)
+
+
+@dataclass
+class _Fields:
+    """Typed accessors that record an ``invalid-value`` error instead of raising."""
+
+    data: Mapping[str, Any]
+    fail: Callable[[str, str], None]
+
+    def string_list(self, key: str) -> tuple[str, ...]:
+        value = self.data.get(key)
+        if value is None and key not in self.data:
+            return ()
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        if isinstance(value, str):
+            self.fail("invalid-value", f"{key} must be a list of strings; write {key}: [{value!r}]")
+        else:
+            self.fail("invalid-value", f"{key} must be a list of strings, got {_kind(value)}")
+        return ()
+
+    def choice(self, key: str, allowed: tuple[str, ...], default: str) -> str:
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        if isinstance(value, str) and value in allowed:
+            return value
+        self.fail("invalid-value", f"{key} is {value!r}; use one of {', '.join(allowed)}")
+        return default
+
+    def string(self, key: str) -> str | None:
+        if key not in self.data:
+            return None
+        value = self.data[key]
+        if isinstance(value, str):
+            return value
+        self.fail("invalid-value", f"{key} must be a string, got {_kind(value)}; quote it")
+        return None
+
+    def integer(self, key: str) -> int:
+        if key not in self.data:
+            return 0
+        value = self.data[key]
+        if type(value) is int:
+            return value
+        self.fail("invalid-value", f"{key} must be an integer, got {_kind(value)} {value!r}")
+        return 0
+
+    def boolean(self, key: str) -> bool:
+        if key not in self.data:
+            return False
+        value = self.data[key]
+        if type(value) is bool:
+            return value
+        self.fail("invalid-value", f"{key} must be true or false, got {value!r}")
+        return False
+
+
+def trim_blank_edges(body: str) -> str:
+    """Drop leading and trailing blank lines; every other byte is kept."""
+    lines = body.split("\n")
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end])
+
+
+def _validate_extra(
+    data: Mapping[str, Any], keys: Mapping[str, SchemaKey], fail: Callable[[str, str], None]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    extra: dict[str, Any] = {}
+    conditions: list[str] = []
+    for name, spec in keys.items():
+        if name not in data:
+            continue
+        try:
+            extra[name] = spec.validate(data[name])
+        except ValueError as exc:
+            fail("invalid-value", f"{name}: {exc}")
+            continue
+        if spec.is_condition:
+            conditions.append(name)
+    return extra, tuple(conditions)
+
+
+def _unknown_key_message(key: object, allowed: list[str]) -> str:
+    text = str(key)
+    close = difflib.get_close_matches(text, allowed, n=1, cutoff=0.6)
+    hint = f" — did you mean {close[0]!r}?" if close else f"; allowed keys: {', '.join(allowed)}"
+    return f"unknown key {text!r}{hint}"
+
+
+def _kind(value: object) -> str:
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+        type(None): "nothing (null)",
+    }.get(type(value), type(value).__name__)

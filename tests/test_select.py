@@ -1,0 +1,94 @@
+"""Selection (RULE-SPEC §6): dedupe, budget, presentation order, PI_RULES_MAX_TOKENS."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from rules_core.model import Rule, RuleFile
+from rules_core.select import dedupe, fill_budget, js_parse_int, parse_max_tokens, presentation_order, select, utf16_token_estimate
+
+
+def make(rule_id: str, index: int, body: str = "", *, priority: int = 0, enforcement: str = "inform",
+         load: str = "pinned", always: bool = False, globs: tuple[str, ...] = ("a",)) -> Rule:
+    file = RuleFile(f"/p/{rule_id}.md", "/p", f"{rule_id}.md", "/p", "native", "v1", "project", (0, 0, "", rule_id))
+    return Rule(file=file, description="d", body=body or f"body of {rule_id}", globs=globs, priority=priority,
+                enforcement=enforcement, load=load, always_apply=always, id=rule_id, index=index)  # type: ignore[arg-type]
+
+
+def cost(rule: Rule) -> int:
+    return len(rule.body)
+
+
+def test_dedupe_keeps_higher_priority_then_later_index():
+    a, b, c = make("a", 0, "same", priority=1), make("b", 1, "same", priority=1), make("c", 2, "same")
+    survivors, dropped = dedupe([a, b, c])
+    assert [r.id for r in survivors] == ["b"] and dropped == {"a": "duplicate", "c": "duplicate"}
+    survivors, _ = dedupe([make("x", 0, "same", priority=5), make("y", 1, "same")])
+    assert [r.id for r in survivors] == ["x"]
+
+
+def test_budget_skips_a_non_fitting_rule_and_continues():
+    rules = [make("big", 0, "x" * 50), make("small", 1, "x" * 5), make("huge", 2, "x" * 100)]
+    admitted, rejected, used = fill_budget(rules, 60, cost)
+    assert [r.id for r in admitted] == ["big", "small"] and [r.id for r in rejected] == ["huge"] and used == 55
+
+
+def test_first_candidate_is_kept_even_over_budget():
+    admitted, rejected, used = fill_budget([make("a", 0, "x" * 100), make("b", 1, "x")], 10, cost)
+    assert [r.id for r in admitted] == ["a"] and [r.id for r in rejected] == ["b"] and used == 100
+
+
+def test_budget_order_priority_then_enforcement_then_index():
+    rules = [
+        make("inform", 0, "x" * 10),
+        make("recommend", 1, "y" * 10, enforcement="recommend"),
+        make("enforce", 2, "z" * 10, enforcement="enforce"),
+        make("high", 3, "w" * 10, priority=1),
+    ]
+    admitted, _, _ = fill_budget(rules, 25, cost)
+    assert [r.id for r in admitted] == ["high", "enforce"]
+
+
+def test_presentation_unconditional_first_then_priority_desc_then_index():
+    rules = [make("p0", 0), make("p5", 1, priority=5), make("always", 2, always=True), make("p5b", 3, priority=5)]
+    assert [r.id for r in presentation_order(rules)] == ["always", "p5", "p5b", "p0"]
+
+
+def test_on_demand_bypasses_dedupe_and_budget():
+    rules = [make("pin", 0, "same"), make("od", 1, "same", load="on-demand"), make("od2", 2, "x" * 999, load="on-demand")]
+    selection = select(rules, 5, cost)
+    assert [r.id for r in selection.active] == ["pin"]
+    assert [r.id for r in selection.on_demand] == ["od", "od2"]
+    assert selection.dropped == {} and selection.budget_used == 4
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("12abc", 12), ("1e3", 1), ("1.5", 1), ("0x10", 16), ("  42", 42), ("\t\n7", 7), ("+5", 5),
+        ("-5", 2000), ("0", 2000), ("abc", 2000), ("", 2000), (None, 2000), ("0x", 2000), ("0xZ", 2000),
+        ("3000", 3000), ("-0x10", 2000), ("\u00a09", 9), ("٣", 2000),
+    ],
+)
+def test_max_tokens_is_parsed_like_javascript_parseint(raw, expected):
+    assert parse_max_tokens(raw) == expected
+
+
+@given(st.text())
+def test_js_parse_int_never_raises(text):
+    value = js_parse_int(text)
+    assert value is None or isinstance(value, int)
+
+
+@pytest.mark.parametrize("text, tokens", [("", 0), ("abcd", 1), ("abcde", 2), ("😀", 1), ("😀😀😀", 2), ("é" * 8, 2)])
+def test_token_estimate_counts_utf16_units(text, tokens):
+    assert utf16_token_estimate(text) == tokens
+
+
+@given(st.text())
+def test_token_estimate_matches_ceil_of_utf16_length(text):
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
+    assert utf16_token_estimate(text) == math.ceil(units / 4)
