@@ -11,6 +11,7 @@ docs/globs.md describes the user-facing semantics.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from wcmatch import glob as _wg
 from wcmatch._wcparse import PatternLimitException as _LimitError  # not re-exported publicly
@@ -21,7 +22,7 @@ __all__ = ["GlobError", "Glob", "compile_glob", "compile_flat", "normalize_path"
 _FLAGS = _wg.GLOBSTAR | _wg.BRACE | _wg.EXTGLOB | _wg.FORCEUNIX | _wg.CASE
 _EXPANSION_LIMIT = 1000  # wcmatch's default; a bigger brace product is almost surely a mistake
 _MAX_LENGTH = 65536  # picomatch refuses longer patterns too
-_MAGIC = frozenset("*?[]{}()!@+\\")
+_MAGIC = frozenset('*?[]{}()!@+\\"')
 # picomatch's utils.hasRegexChars: a class whose body has none of these also
 # matches its own text literally (so `app/[id]/page.tsx` finds the Next.js file).
 _REGEX_CHARS = frozenset("-*+?.^${}(|)[]\\/")
@@ -32,6 +33,7 @@ _RANGE = re.compile(r"[A-Za-z0-9]+(?:\.\.[A-Za-z0-9]+)+")
 # parser (and wcmatch) do not; `?*` expresses "one or more" in glob terms.
 _FASTPATHS = {"*.*": "*.?*", "**/*.*": "**/*.?*", ".*": ".?*", "**/.*": "**/.?*"}
 _FAST_EXT = re.compile(r"\*\*\.[A-Za-z0-9_]+")  # fast path `**.ts` is a real globstar
+_SUFFIX = re.compile(r"[A-Za-z0-9._-]+\Z")  # never magic, even right after `\\`
 _GLOBSTAR_RUN = re.compile(r"(^|/)\*\*(?:/\*\*)+(?=/|$)")
 # picomatch compiles patterns with none of these as escaped literal text, so
 # there `a|b` is literal; any other pattern becomes a regex in which a
@@ -50,6 +52,7 @@ class Glob:
     pattern: str
     flat: bool
     regex: re.Pattern[str]
+    _fullmatch: Callable[[str], re.Match[str] | None]  # bound once: saves a lookup per call
 
     def __init__(self, pattern: str, flat: bool, regex: re.Pattern[str]) -> None:
         for name, value in (("pattern", pattern), ("flat", flat), ("regex", regex),
@@ -59,8 +62,8 @@ class Glob:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Glob is immutable")
 
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("Glob is immutable")
+    def __reduce__(self) -> tuple[Callable[[str, bool], Glob], tuple[str, bool]]:
+        return _compile, (self.pattern, self.flat)  # pickle/copy recompile (workers)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Glob):
@@ -125,7 +128,7 @@ def last_segment(pattern: str) -> str:
 def literal_prefix(pattern: str) -> str:
     """Leading directory segments free of glob magic ('' when none or negated)."""
     norm = normalize_path(pattern)
-    if norm.startswith("!"):
+    if norm.startswith("!") or "|" in norm:  # `a/b|c/d` has alternatives from the root
         return ""
     keep: list[str] = []
     for seg in norm.split("/")[:-1]:  # the last segment is never a directory
@@ -175,6 +178,11 @@ def _compile(pattern: str, flat: bool) -> Glob:
         main = "(?!)"  # picomatch builds an invalid regex and falls back to "match nothing"
     elif negated:  # plain complement: `!p` matches exactly the inputs p does not
         main = f"(?!(?:{main})\\Z)(?s:.*)"
+    elif "**" in body and "|" not in body and (sfx := _SUFFIX.search(body)):
+        # Pure speed-up: wcmatch's globstar loop costs ~1us per path; checking
+        # the literal ending first (`**/*.ts` needs `.ts`) rejects most paths
+        # ~7x faster. `/*` mirrors the trailing slashes wcmatch tolerates.
+        main = f"(?=(?s:.*){re.escape(sfx.group())}/*\\Z){main}"
     # picomatch answers true whenever the input equals the pattern text, and
     # false for the empty input whatever the pattern (hence the lookahead).
     literal = re.escape(pattern if flat else _strip_dot_slash(pattern))
@@ -258,7 +266,8 @@ def _rewrite(p: str) -> tuple[str, bool]:
                 # picomatch: a bare `(a|b)` is a group (wcmatch: literal text),
                 # and a `+`/`?` after a group is the regex quantifier.
                 quant = _quantifier(p, i)
-                out[at - (kind == "(@")] = ""
+                if kind == "(@":
+                    out[at - 1] = ""  # the `@` is re-emitted below (or becomes `+`/`?`)
                 out[at] = (quant or "@") + "("
                 i += len(quant)
             elif kind == "(!" and i - start > 2 and not _negation_is_exact(p[start + 1:i - 1], p[i:]):

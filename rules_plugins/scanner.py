@@ -68,6 +68,8 @@ def _walk_roots(by_prefix: dict[str, object]) -> list[str]:
 
 
 def _files_below(root: str, start: str) -> list[str]:
+    if start and os.path.isfile(os.path.join(root, start)):
+        return [start]  # 'src/**' matches a file named 'src' too
     files: list[str] = []
     pending = [start]
     while pending:

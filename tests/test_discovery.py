@@ -131,3 +131,19 @@ def test_global_rules_need_no_trust_and_no_project(rule_project):
     assert [(r.id, r.relative_path, r.file.base) for r in discovery.rules] == [
         ("g", "nested/g.md", str(rule_project.cwd))
     ]
+
+
+def test_file_deleted_between_listing_and_reading_is_skipped_silently(rule_project):
+    from rules_core import RuleFile, hookimpl
+
+    rule_project.write({".pi/rules/a.md": RULE})
+
+    class Ghost:
+        @hookimpl
+        def pi_rules_sources(self, context):
+            path = str(rule_project.cwd / "ghost.md")
+            return [RuleFile(path, str(rule_project.cwd), "ghost.md", str(rule_project.cwd), "ghost", "v1",
+                             "project", (0, 1, "", "ghost.md"))]
+
+    discovery = rule_project.engine(plugins=[("ghost", Ghost())]).discover(str(rule_project.cwd))
+    assert ids(discovery) == ["a"] and discovery.errors == ()

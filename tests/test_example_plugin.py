@@ -28,17 +28,18 @@ def installed(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("site")
     build = tmp_path_factory.mktemp("build") / "src"
     shutil.copytree(EXAMPLE, build)  # build in a copy so the checkout stays clean
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
          "--no-index", "--target", str(target), str(build)],
-        check=True, capture_output=True, text=True,
+        check=False, capture_output=True, text=True,
     )
+    assert done.returncode == 0, f"pip could not install the example plugin:\n{done.stderr}"
     assert list(target.glob("pi_rules_rulebook-*.dist-info"))
     return target
 
 
-def cli(site: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
+def cli(site: Path, project: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")} | extra_env
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT)])
     env["HOME"] = str(project.parent / "home")
     return subprocess.run(
@@ -79,10 +80,14 @@ def test_installed_plugin_rules_appear_in_list_and_render(installed, project):
 
 
 def test_blocking_the_installed_plugin_removes_its_rules(installed, project):
-    for args in (["-p", "no:rulebook", "--json", "list"],):
-        listed = json.loads(cli(installed, project, *args).stdout)
-        assert [r["id"] for r in listed["rules"]] == ["native"]
-    env_blocked = cli(installed, project, "--json", "list")
-    assert "rulebook" in env_blocked.stdout
+    listed = json.loads(cli(installed, project, "-p", "no:rulebook", "--json", "list").stdout)
+    assert [r["id"] for r in listed["rules"]] == ["native"]
     section = cli(installed, project, "-p", "no:rulebook", "render", "--touched", "src/api/x.ts", "--no-branch").stdout
     assert "handlers" not in section and "## native" in section
+
+
+def test_disable_env_blocks_the_installed_plugin_before_import(installed, project):
+    listed = json.loads(cli(installed, project, "--json", "list", PI_RULES_DISABLE_PLUGINS="rulebook").stdout)
+    assert [r["id"] for r in listed["rules"]] == ["native"]
+    plugins = json.loads(cli(installed, project, "--json", "plugins", PI_RULES_DISABLE_PLUGINS="rulebook").stdout)
+    assert "rulebook" not in {p["name"] for p in plugins["plugins"]}
