@@ -10,6 +10,7 @@ docs/globs.md describes the user-facing semantics.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -138,6 +139,9 @@ def literal_prefix(pattern: str) -> str:
     return "/".join(keep)
 
 
+# Globs are immutable, and the same patterns recur across rules (`**/*.ts`), so a
+# bounded cache makes a rule load compile each distinct pattern once.
+@functools.lru_cache(maxsize=4096)
 def _compile(pattern: str, flat: bool) -> Glob:
     if not isinstance(pattern, str):
         raise GlobError(f"pattern must be a string, not {type(pattern).__name__}")

@@ -9,20 +9,23 @@ is not consulted. Each pattern's literal directory prefix prunes the walk, so
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from rules_core import hookimpl
 from rules_core.fs import NEVER_SCANNED
 from rules_core.globs import Glob, GlobError, compile_glob, literal_prefix
 
 
+# A group: the globs sharing one literal prefix, bucketed by the extension of their
+# literal tail ("*" for tails without one). Only buckets for a file's own extension are
+# tried, and only globs whose tail ends the path reach a regex.
+_Bucket = list[tuple[str, list[tuple[str, Glob]]]]
+
+
 @hookimpl(trylast=True)
 def pi_rules_scan(root: str, patterns: Sequence[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {p: [] for p in patterns}
-    # prefix -> literal tail -> globs. A file can only match a glob whose literal tail
-    # (the text after its last magic character) ends the file's path, so one cheap
-    # endswith() per distinct tail replaces most regex calls.
-    groups: dict[str, dict[str, list[tuple[str, Glob]]]] = {}
+    groups: dict[str, dict[str, dict[str, list[tuple[str, Glob]]]]] = {}
     for pattern in patterns:
         if pattern.startswith("/") or pattern.startswith("../"):
             continue  # outside the scanned tree: absolute globs are not walked
@@ -30,22 +33,42 @@ def pi_rules_scan(root: str, patterns: Sequence[str]) -> dict[str, list[str]]:
             glob = compile_glob(pattern)
         except GlobError:
             continue
-        tails = groups.setdefault(literal_prefix(pattern), {})
-        tails.setdefault(_literal_tail(pattern), []).append((pattern, glob))
-    for start in _walk_roots(groups):
-        for rel in _files_below(root, start):
-            for prefix, tails in groups.items():
-                if prefix and not rel.startswith(prefix + "/"):
-                    continue
-                for tail, globs in tails.items():
-                    if tail and not rel.endswith(tail):
-                        continue
-                    for pattern, glob in globs:
-                        if glob.match_normalized(rel):
-                            found[pattern].append(rel)
+        tail = _literal_tail(pattern)
+        ext = tail[tail.rfind(".") :] if "." in tail else "*"
+        buckets = groups.setdefault(literal_prefix(pattern), {})
+        buckets.setdefault(ext, {}).setdefault(tail, []).append((pattern, glob))
+    indexes = {
+        prefix: {ext: list(tails.items()) for ext, tails in buckets.items()}
+        for prefix, buckets in groups.items()
+    }
+    for start in _walk_roots(indexes):
+        for rel_dir, names in _directories_below(root, start):
+            active = [index for prefix, index in indexes.items() if _covers(prefix, rel_dir)]
+            base = rel_dir + "/" if rel_dir else ""
+            for name in names:
+                rel = base + name
+                dot = name.rfind(".")
+                ext = name[dot:] if dot >= 0 else ""
+                for index in active:
+                    for bucket in (index.get(ext), index.get("*")):
+                        if bucket:
+                            _match_bucket(bucket, rel, found)
     for paths in found.values():
         paths.sort()
     return found
+
+
+def _match_bucket(bucket: _Bucket, rel: str, found: dict[str, list[str]]) -> None:
+    for tail, globs in bucket:
+        if rel.endswith(tail):
+            for pattern, glob in globs:
+                if glob.match_normalized(rel):
+                    found[pattern].append(rel)
+
+
+def _covers(prefix: str, rel_dir: str) -> bool:
+    """Whether files directly in ``rel_dir`` can match globs with this literal prefix."""
+    return not prefix or rel_dir == prefix or rel_dir.startswith(prefix + "/")
 
 
 def _literal_tail(pattern: str) -> str:
@@ -67,10 +90,13 @@ def _walk_roots(by_prefix: dict[str, object]) -> list[str]:
     return roots
 
 
-def _files_below(root: str, start: str) -> list[str]:
+def _directories_below(root: str, start: str) -> Iterator[tuple[str, list[str]]]:
+    """(directory relative to root, the file names directly in it) for every directory."""
     if start and os.path.isfile(os.path.join(root, start)):
-        return [start]  # 'src/**' matches a file named 'src' too
-    files: list[str] = []
+        # 'src/**' matches a file named 'src' too: report it from its parent.
+        parent, _, name = start.rpartition("/")
+        yield parent, [name]
+        return
     pending = [start]
     while pending:
         rel_dir = pending.pop()
@@ -81,13 +107,14 @@ def _files_below(root: str, start: str) -> list[str]:
         except OSError:
             continue  # unlistable or vanished: the scan sees what it can
         prefix = rel_dir + "/" if rel_dir else ""
+        names = []
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in NEVER_SCANNED:
                         pending.append(prefix + entry.name)
                 elif entry.is_file():
-                    files.append(prefix + entry.name)
+                    names.append(entry.name)
             except OSError:
                 continue
-    return files
+        yield rel_dir, names
