@@ -25,6 +25,7 @@ from .model import (
     Verdict,
 )
 from .branch import current_branch
+from .select import parse_max_tokens
 
 __all__ = [
     "READ_RULE_DESCRIPTION",
@@ -50,4 +51,5 @@ __all__ = [
     "hookimpl",
     "list_plugins",
     "make_plugin_manager",
+    "parse_max_tokens",
 ]

@@ -87,7 +87,8 @@ class Rule:
     load: Load = "pinned"
     keywords: tuple[str, ...] = ()
     always_apply: bool = False
-    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    # Not hashed (a mapping is unhashable); still compared.
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, hash=False)
     # Keys in ``extra`` that are activation conditions a plugin's matcher judges.
     extra_conditions: tuple[str, ...] = ()
     id: str = ""

@@ -49,71 +49,48 @@ def split_frontmatter(text: str) -> Split:
     )
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, loader: type | None = None) -> Any:
     """Parse frontmatter YAML with the strict loader, raising ``FrontmatterError``."""
+    loader = loader or _StrictLoader
+    # The leading newline stands for the opening '---' so marks are file line numbers.
+    source = "\n" + text
     try:
-        # The leading newline stands for the opening '---' so marks are file line numbers.
-        return yaml.load("\n" + text, Loader=_StrictLoader)  # noqa: S506 - safe loader
+        _refuse_anchors_and_deep_nesting(source, loader)
+        return yaml.load(source, Loader=loader)  # noqa: S506 - a SafeLoader
     except FrontmatterError:
         raise
     except yaml.YAMLError as exc:
-        raise FrontmatterError(_describe_yaml_error(exc, "\n" + text)) from None
+        raise FrontmatterError(_describe_yaml_error(exc, source)) from None
     except RecursionError:
         raise FrontmatterError("frontmatter is nested too deeply; flatten it") from None
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core scalars, no aliases, no duplicate keys."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+def _refuse_anchors_and_deep_nesting(source: str, loader: type) -> None:
+    """One pass over the parser's events, before anything is composed or constructed."""
+    depth = 0
+    for event in yaml.parse(source, Loader=loader):
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
             raise FrontmatterError(
-                f"line {event.start_mark.line + 1}: YAML aliases ('*{event.anchor}') are not "
-                "allowed; quote values that start with '*', e.g. model: \"*sonnet*\""
+                f"line {line}: YAML aliases ('*{event.anchor}') are not allowed; "
+                "quote values that start with '*', e.g. model: \"*sonnet*\""
             )
-        event = self.peek_event()
         if getattr(event, "anchor", None):
             raise FrontmatterError(
-                f"line {event.start_mark.line + 1}: YAML anchors ('&{event.anchor}') are not "
-                "allowed; quote values that start with '&'"
+                f"line {line}: YAML anchors ('&{event.anchor}') are not allowed; "
+                "quote values that start with '&'"
             )
-        self._depth = getattr(self, "_depth", 0) + 1
-        try:
-            if self._depth > _MAX_DEPTH:
-                raise FrontmatterError("frontmatter is nested too deeply; flatten it")
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                duplicate = key in seen
-            except TypeError:
-                raise FrontmatterError(
-                    f"line {key_node.start_mark.line + 1}: a key must be a plain word"
-                ) from None
-            if duplicate:
-                raise FrontmatterError(
-                    f"line {key_node.start_mark.line + 1}: duplicate key {key!r}; "
-                    "keep one of them"
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > _MAX_DEPTH:
+                raise FrontmatterError(f"line {line}: frontmatter is nested too deeply; flatten it")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
 
 
-# Replace YAML 1.1 implicit typing with the YAML 1.2 core schema.
-_StrictLoader.yaml_implicit_resolvers = {}
 _CORE_RESOLVERS = [
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    (
-        "tag:yaml.org,2002:int",
-        r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$",
-        "-+0123456789",
-    ),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
     (
         "tag:yaml.org,2002:float",
         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
@@ -122,13 +99,46 @@ _CORE_RESOLVERS = [
     ),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
 ]
-for _tag, _pattern, _first in _CORE_RESOLVERS:
-    _StrictLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
 
 
-def _construct_core_int(loader: _StrictLoader, node: Any) -> int:
-    value = loader.construct_scalar(node)
-    text = str(value)
+def strict_loader(base: type) -> type:
+    """A loader class on ``base`` with YAML 1.2 core scalars and no duplicate keys.
+
+    The C (libyaml) and pure PyYAML bases share these Python resolvers and
+    constructors, so they accept the same documents (pinned by a differential test).
+    """
+
+    class StrictLoader(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                except TypeError:
+                    raise FrontmatterError(
+                        f"line {key_node.start_mark.line + 1}: a key must be a plain word"
+                    ) from None
+                if duplicate:
+                    raise FrontmatterError(
+                        f"line {key_node.start_mark.line + 1}: duplicate key {key!r}; keep one of them"
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    # Replace YAML 1.1 implicit typing (yes/no/on/off, dates, sexagesimal) with 1.2 core.
+    StrictLoader.yaml_implicit_resolvers = {}
+    for tag, pattern, first in _CORE_RESOLVERS:
+        StrictLoader.add_implicit_resolver(tag, re.compile(pattern), list(first))
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_core_int)
+    StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_core_bool)
+    # An explicit !!timestamp stays text; other unknown tags are refused by SafeLoader.
+    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+    return StrictLoader
+
+
+def _construct_core_int(loader: Any, node: Any) -> int:
+    text = str(loader.construct_scalar(node))
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-")
     if digits.startswith("0x"):
@@ -138,14 +148,14 @@ def _construct_core_int(loader: _StrictLoader, node: Any) -> int:
     return sign * int(digits, 10)
 
 
-def _construct_core_bool(loader: _StrictLoader, node: Any) -> bool:
+def _construct_core_bool(loader: Any, node: Any) -> bool:
     return str(loader.construct_scalar(node)).lower() == "true"
 
 
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_core_int)
-_StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_core_bool)
-# Explicit !!timestamp or !!python tags are refused rather than constructed.
-_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+# libyaml's C parser is about ten times faster than PyYAML's pure one.
+_StrictLoader = strict_loader(
+    yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+)
 
 
 def _describe_yaml_error(exc: yaml.YAMLError, source: str) -> str:

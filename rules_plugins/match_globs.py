@@ -33,7 +33,7 @@ def pi_rules_match(rule: Rule, context: MatchContext) -> list[Verdict]:
     intent = _first_intent(globset, context.intents)
     if intent is not None:
         return [Verdict("globs", True, (f"intent {intent}",), RANK)]
-    return [Verdict("globs", False, (_mismatch(rule),), RANK)]
+    return [Verdict("globs", False, (_mismatch(rule, globset, context.touched),), RANK)]
 
 
 def _existing_candidates(rule: Rule, existing: Mapping[str, tuple[str, ...]]) -> Iterator[str]:
@@ -58,6 +58,12 @@ def _first_intent(globset: GlobSet, intents: tuple[Intent, ...]) -> str | None:
     return None
 
 
-def _mismatch(rule: Rule) -> str:
+def _mismatch(rule: Rule, globset: GlobSet, touched: tuple[str, ...]) -> str:
+    globs = ", ".join(rule.globs)
+    if rule.match == "exists":
+        hit = globset.first_match(touched)
+        if hit is not None:
+            # Say why a matching path did not count: the usual surprise with exists rules.
+            return f"no existing path matches globs {globs} (touched {hit} matches, but match is exists)"
     where = {"touched": "touched", "exists": "existing", "both": "touched or existing"}[rule.match]
-    return f"no {where} path matches globs {', '.join(rule.globs)}"
+    return f"no {where} path matches globs {globs}"

@@ -34,7 +34,8 @@ def test_exists_mode_activates_on_a_file_on_disk_and_ignores_touched(rule_projec
     assert outcome(rule_project).reasons == ("exists src/a.ts",)
     rule_project.write({".pi/rules/r.md": rule_text(globs=["lib/**"], match="exists")})
     o = outcome(rule_project, touched=["lib/x.py"])
-    assert o.status == "inactive" and o.reasons == ("no existing path matches globs lib/**",)
+    assert o.status == "inactive"
+    assert o.reasons == ("no existing path matches globs lib/** (touched lib/x.py matches, but match is exists)",)
 
 
 def test_both_prefers_touched_then_exists(rule_project):

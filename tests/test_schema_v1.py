@@ -187,3 +187,44 @@ def test_every_problem_in_a_file_is_reported_at_once(rule_project):
     kinds = sorted(e.kind for e in discovery.errors)
     # no-activation-condition is left out: the misspelt 'glob' is the missing trigger.
     assert kinds == ["invalid-version", "missing-description", "unknown-key"]
+
+
+# -- the YAML dialect, loader by loader ------------------------------------------------
+
+import yaml  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from rules_plugins._frontmatter import FrontmatterError, load_yaml, strict_loader  # noqa: E402
+
+PURE = strict_loader(yaml.SafeLoader)
+FAST = strict_loader(yaml.CSafeLoader) if getattr(yaml, "__with_libyaml__", False) else PURE
+
+
+def outcome_of(text: str, loader: type) -> object:
+    try:
+        return ("ok", load_yaml(text, loader))
+    except FrontmatterError:
+        return ("error",)
+
+
+@pytest.mark.parametrize("loader", [PURE, FAST], ids=["pure", "libyaml"])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("a: yes", {"a": "yes"}), ("a: off", {"a": "off"}), ("a: True", {"a": True}),
+        ("a: 2024-01-02", {"a": "2024-01-02"}), ("a: 0x10", {"a": 16}), ("a: 0o17", {"a": 15}),
+        ("a: 1.0", {"a": 1.0}), ("a: 1_000", {"a": "1_000"}), ("a: 1:30", {"a": "1:30"}),
+        ("a: ~", {"a": None}), ("a: 010", {"a": 10}), ("<<: {b: 1}", {"<<": {"b": 1}}),
+    ],
+)
+def test_yaml_1_2_core_scalars(loader, text, expected):
+    assert load_yaml(text, loader) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a: 1", "b: [x, y]", "- z", "c: *x", "d: &y 2", "e: {f: g}", "  h: i",
+                                 "a: 2", "j: 'k", "l: \"m\"", "n: yes", "o:", "p: [", "q: !!int 3", "r: !!str 4",
+                                 "s: !!timestamp 2020-01-01", "t: !!python/name:os.system", "#c", "u: |", "  v"]),
+                max_size=6).map("\n".join))
+def test_libyaml_and_pure_loaders_agree(text):
+    assert outcome_of(text, FAST) == outcome_of(text, PURE)
