@@ -63,6 +63,9 @@ def load_yaml(text: str, loader: type | None = None) -> Any:
         raise FrontmatterError(_describe_yaml_error(exc, source)) from None
     except RecursionError:
         raise FrontmatterError("frontmatter is nested too deeply; flatten it") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # An explicit tag on text that is not of that type, e.g. `!!float abc`.
+        raise FrontmatterError(f"a value cannot be read ({exc}); remove the '!!' tag or fix the value") from None
 
 
 def _refuse_anchors_and_deep_nesting(source: str, loader: type) -> None:
@@ -149,7 +152,10 @@ def _construct_core_int(loader: Any, node: Any) -> int:
 
 
 def _construct_core_bool(loader: Any, node: Any) -> bool:
-    return str(loader.construct_scalar(node)).lower() == "true"
+    text = str(loader.construct_scalar(node)).lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{text!r} is not true or false")
+    return text == "true"
 
 
 # libyaml's C parser is about ten times faster than PyYAML's pure one.

@@ -33,7 +33,10 @@ contents = st.one_of(
     frontmatter_text.map(lambda t: t.encode("utf-8", "surrogatepass")),
     st.sampled_from([ALIAS_BOMB.encode(), ("---\nx: " + "[" * 5000 + "\n---\n").encode(),
                      ("---\nx: " + "{a: " * 3000 + "\n---\n").encode(), b"\xef\xbb\xbf---\r\n---\r\n",
-                     b"---", b"---\n---", b"\x00\x00---\n"]),
+                     b"---", b"---\n---", b"\x00\x00---\n", b"---\nversion: !!int x\n---\n",
+                     b"---\na: !!float abc\nb: !!bool maybe\n---\n", b"---\na: !!binary '@@'\n---\n",
+                     b"---\na: !!python/object:os.system {}\n---\n", b"---\n? [a, b]\n: c\n---\n",
+                     b"---\na: !!set {x}\nb: !!omap [x]\n---\n"]),
 )
 
 
