@@ -16,9 +16,9 @@ def pi_rules_match(rule: Rule, context: MatchContext) -> list[Verdict]:
     for tool in rule.tools:
         if tool in session:
             return [Verdict("tools", True, (f"tool {tool}",), RANK)]
-    shown = ", ".join(session) if session else "none"
-    reason = (
-        f"tools mismatch: session tools {shown} include none of the rule's tools "
-        f"{', '.join(rule.tools)}"
-    )
+    wanted = ", ".join(rule.tools)
+    if session:
+        reason = f"tools mismatch: session tools {', '.join(session)} include none of the rule's tools {wanted}"
+    else:
+        reason = f"tools mismatch: the session has no tools; the rule needs one of {wanted}"
     return [Verdict("tools", False, (reason,), RANK)]

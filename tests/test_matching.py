@@ -209,3 +209,8 @@ def test_exists_scan_is_cached_until_invalidated(rule_project):
     assert engine.evaluate(facts).outcomes[0].status == "inactive"  # stale by design
     engine.invalidate_scans()
     assert engine.evaluate(facts).outcomes[0].status == "active"
+
+
+def test_tools_mismatch_without_any_session_tool(rule_project):
+    setup(rule_project, tools=["edit"])
+    assert outcome(rule_project).reasons == ("tools mismatch: the session has no tools; the rule needs one of edit",)
