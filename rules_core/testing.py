@@ -98,3 +98,9 @@ def rule_project(tmp_path: Path) -> RuleProject:
     cwd.mkdir()
     home.mkdir()
     return RuleProject(cwd=cwd, home=home)
+
+
+@pytest.fixture
+def plugin_manager() -> RulesPluginManager:
+    """A fresh, hermetic plugin manager (built-ins only) for each test."""
+    return fresh_manager()

@@ -177,3 +177,9 @@ def test_docs_list_every_hook_with_its_exact_signature():
             continue
         params = ", ".join(inspect.signature(function).parameters)
         assert f"{name}({params})" in doc, f"docs/plugins.md does not document {name}({params})"
+
+
+def test_testing_fixtures_give_hermetic_fresh_managers(plugin_manager):
+    names = {i.name for i in list_plugins(plugin_manager)}
+    assert names == set(BUILTIN_PLUGINS)
+    assert plugin_manager is not make_plugin_manager(entry_points=False, env={})
