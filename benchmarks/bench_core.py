@@ -21,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import best_of, scandir_walk  # noqa: E402
 from rules_core import Engine, Facts  # noqa: E402
 from rules_core.globs import _compile  # noqa: E402
 from rules_core.testing import fresh_manager  # noqa: E402
@@ -57,26 +59,6 @@ def build_tree(root: Path, files: int, rules: int, seed: int = 7) -> list[str]:
     return made
 
 
-def best_of(repeat: int, action) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def scandir_walk(root: str) -> int:
-    count, pending = 0, [root]
-    while pending:
-        with os.scandir(pending.pop()) as it:
-            for entry in it:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in (".git", "node_modules"):
-                        pending.append(entry.path)
-                else:
-                    count += 1
-    return count
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from .model import (
     SchemaKey,
     Verdict,
 )
-from .branch import current_branch
+from .git import current_branch
 from .select import parse_max_tokens
 
 __all__ = [

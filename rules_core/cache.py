@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
@@ -48,23 +49,24 @@ class FileCache:
 
 
 class ScanCache:
-    """Exists-scan results per (root, pattern set); frozen snapshots, errors never cached."""
+    """Exists-scan answers per (root, query set); frozen snapshots, errors never cached."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, tuple[str, ...]], Mapping[str, tuple[str, ...]]] = {}
+        self._entries: dict[tuple[str, tuple[tuple[str, ...], ...]], Mapping[tuple[str, ...], str | None]] = {}
 
     def get(
         self,
         root: str,
-        patterns: tuple[str, ...],
-        scan: Callable[[str, Sequence[str]], Mapping[str, Sequence[str]]],
-    ) -> Mapping[str, tuple[str, ...]]:
-        key = (root, patterns)
+        queries: tuple[tuple[str, ...], ...],
+        git_root: str | None,
+        scan: Callable[[str, Sequence[tuple[str, ...]], str | None], Mapping[tuple[str, ...], str | None]],
+    ) -> Mapping[tuple[str, ...], str | None]:
+        key = (root, queries)
         cached = self._entries.get(key)
         if cached is None:
-            raw = scan(root, patterns)  # an exception propagates and caches nothing
-            cached = MappingProxyType({p: tuple(raw.get(p, ())) for p in patterns})
-            # One pattern set per root is current; older sets are dead weight.
+            raw = scan(root, queries, git_root)  # an exception propagates and caches nothing
+            cached = MappingProxyType({q: raw.get(q) for q in queries})
+            # One query set per root is current; older sets are dead weight.
             self._entries = {k: v for k, v in self._entries.items() if k[0] != root}
             self._entries[key] = cached
         return cached
@@ -72,6 +74,50 @@ class ScanCache:
     def invalidate(self) -> None:
         """A write/edit/bash result may have changed which paths exist."""
         self._entries.clear()
+
+
+class ListingCache:
+    """``source-unreadable`` outcomes per directory (RULE-SPEC §7).
+
+    A directory that could not be listed is not listed again — the same error is
+    re-reported — until its own mtime (or ctime: a chmod that fixes it) changes, until it
+    no longer exists, or, if it could not be stat-ed when it failed, until the first
+    stat that succeeds.
+    """
+
+    def __init__(self) -> None:
+        self._failures: dict[str, tuple[tuple[int, int] | None, RuleError]] = {}
+
+    def known_failure(self, directory: str) -> RuleError | None:
+        entry = self._failures.get(directory)
+        if entry is None:
+            return None
+        mtime, error = entry
+        if not os.path.lexists(directory):
+            del self._failures[directory]  # gone: nothing to report any more
+            return None
+        current = _mtime(directory)
+        if current is None and mtime is None:
+            return error
+        if current is not None and current == mtime:
+            return error
+        del self._failures[directory]
+        return None
+
+    def remember_failure(self, directory: str, error: RuleError) -> None:
+        self._failures[directory] = (_mtime(directory), error)
+
+    def forget(self, directory: str) -> None:
+        self._failures.pop(directory, None)
+
+
+def _mtime(directory: str) -> tuple[int, int] | None:
+    """mtime, and ctime too: fixing permissions (chmod) changes only the ctime."""
+    try:
+        info = os.stat(directory)
+    except (OSError, ValueError):
+        return None
+    return (info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _with_plugin(error: RuleError, plugin: str) -> RuleError:

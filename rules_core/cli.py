@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any, Sequence
 
-from .branch import current_branch
+from .git import current_branch
 from .engine import Engine, find_by_id, find_by_relative_path
 from .manager import PluginLoadError, list_plugins, make_plugin_manager
 from .model import Discovery, Evaluation, Explanation, Facts, Outcome, Rule, RuleError

@@ -10,11 +10,17 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .globs import Glob, GlobError, compile_flat, compile_glob, last_segment, normalize_path
+from .paths import is_as_written, rebase
 
 
 @dataclass(frozen=True)
 class GlobSet:
-    """A rule's positive and negated path globs (OR of positives, minus any negation)."""
+    """A rule's positive and negated path globs (OR of positives, minus any negation).
+
+    Each glob is flagged "as written" when it is absolute or ``..``-escaping: those are
+    matched against the session's own path, every other glob against the path rebased
+    onto the rule's base (RULE-SPEC §1).
+    """
 
     positives: tuple[Glob, ...]
     negatives: tuple[Glob, ...]
@@ -22,18 +28,29 @@ class GlobSet:
     last_segments: tuple[Glob, ...]
     # Normalised positive pattern strings, for keyword-donated intent globs.
     positive_texts: frozenset[str]
+    positive_as_written: tuple[bool, ...] = ()
+    negative_as_written: tuple[bool, ...] = ()
 
-    def matches(self, path: str) -> bool:
-        """``path`` must already be normalised."""
-        return any(g.match_normalized(path) for g in self.positives) and not any(
-            g.match_normalized(path) for g in self.negatives
+    def matches(self, session_path: str, rebased: str | None) -> bool:
+        """Both forms must already be normalised; ``rebased`` is None outside the base."""
+        return _any(self.positives, self.positive_as_written, session_path, rebased) and not _any(
+            self.negatives, self.negative_as_written, session_path, rebased
         )
 
-    def first_match(self, paths: Iterable[str]) -> str | None:
+    def first_session_match(self, paths: Iterable[str], cwd: str, base: str) -> str | None:
+        """The first session path (cwd-relative or absolute) this rule's globs claim."""
         for path in paths:
-            if self.matches(path):
+            if self.matches(path, rebase(path, cwd, base)):
                 return path
         return None
+
+
+def _any(globs: tuple[Glob, ...], as_written: tuple[bool, ...], session: str, rebased: str | None) -> bool:
+    for glob, written in zip(globs, as_written):
+        target = session if written else rebased
+        if target is not None and glob.match_normalized(target):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -74,7 +91,14 @@ def compile_rule(
             pass  # the whole glob compiled, so only intent probing loses this one
     compiled_model = _flat(model, "model", problems)
     compiled_branch = _flat(branch, "branch", problems)
-    globset = GlobSet(tuple(positives), tuple(negatives), tuple(last_segments), frozenset(texts))
+    globset = GlobSet(
+        tuple(positives),
+        tuple(negatives),
+        tuple(last_segments),
+        frozenset(texts),
+        tuple(is_as_written(g.pattern) for g in positives),
+        tuple(is_as_written(g.pattern) for g in negatives),
+    )
     return CompiledRule(globset, compiled_model, compiled_branch), problems
 
 

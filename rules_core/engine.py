@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 import pluggy
 
-from .cache import FileCache, ScanCache
+from .cache import FileCache, ListingCache, ScanCache
 from .compiled import compile_rule
 from .hooks import Hooks
 from .manager import make_plugin_manager
@@ -34,6 +34,8 @@ from .model import (
     RuleFile,
     Verdict,
 )
+from .git import find_git_root
+from .paths import is_as_written
 from .select import select
 
 MUTED_REASON = "muted for this session"
@@ -61,6 +63,12 @@ class Engine:
         self.home = home if home is not None else self.env.get("HOME") or None
         self._files = FileCache()
         self._scans = ScanCache()
+        self._listings = ListingCache()
+        self._tree: dict[object, object] = {}
+        self._ids_memo: tuple[tuple[Rule, ...], tuple[Rule, ...]] | None = None
+        self._last: tuple[tuple[object, ...], Evaluation] | None = None
+        self._tokens: dict[str, int] = {}
+        self._git_roots: dict[str, str | None] = {}
 
     # -- discovery -------------------------------------------------------------------
 
@@ -72,7 +80,16 @@ class Engine:
             return Discovery((), (_internal_error(cwd, exc),))
 
     def _discover(self, cwd: str, trusted: bool) -> Discovery:
-        context = DiscoveryContext(cwd=cwd, home=self.home, trusted=trusted, env=self.env)
+        context = DiscoveryContext(
+            cwd=cwd,
+            home=self.home,
+            trusted=trusted,
+            env=self.env,
+            # An untrusted project is not even asked where its repository ends.
+            git_root=self._git_root(cwd) if trusted else None,
+            listing_cache=self._listings,
+            tree_cache=self._tree,
+        )
         files, source_errors = self.hooks.sources(context)
         if not trusted:
             files = [f for f in files if f.source != "project"]
@@ -87,7 +104,16 @@ class Engine:
             errors.extend(result.errors)
             if result.rule is not None:
                 rules.append(_ensure_compiled(result.rule))
-        return Discovery(_assign_ids(rules), tuple(errors))
+        return Discovery(self._ids_for(tuple(rules)), tuple(errors))
+
+    def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[Rule, ...]:
+        """Ids and indexes; reused while discovery yields the very same parsed rules."""
+        memo = self._ids_memo
+        if memo is not None and _same_objects(memo[0], parsed):
+            return memo[1]
+        assigned = _assign_ids(parsed)
+        self._ids_memo = (parsed, assigned)
+        return assigned
 
     # -- evaluation ------------------------------------------------------------------
 
@@ -105,12 +131,33 @@ class Engine:
         errors = list(discovery.errors)
         live = [r for r in discovery.rules if r.id not in facts.mutes]
         touched = normalize_touched(facts.touched, cwd)
-        existing = self._exists_pool(cwd, live, errors)
+        git_root = self._git_root(cwd) if facts.trusted else None
+        # An untrusted project's tree is not read at all, not even to scan for exists.
+        existing = self._exists_pool(cwd, git_root, live, errors) if facts.trusted else {}
+        # Evaluation is a pure function of these inputs: nothing changed, nothing to redo.
+        inputs = (facts, discovery.rules, tuple(errors), existing)
+        if self._last is not None and _same_inputs(self._last[0], inputs):
+            return self._last[1]
+        evaluation = self._evaluate_inputs(facts, cwd, discovery, errors, live, touched, existing)
+        self._last = (inputs, evaluation)
+        return evaluation
+
+    def _evaluate_inputs(
+        self,
+        facts: Facts,
+        cwd: str,
+        discovery: Discovery,
+        errors: list[RuleError],
+        live: list[Rule],
+        touched: tuple[str, ...],
+        existing: Mapping[str, Mapping[tuple[str, ...], str | None]],
+    ) -> Evaluation:
         context = MatchContext(
             facts=facts,
             touched=touched,
             existing=existing,
             intents=self.hooks.intents(facts.prompt, live),
+            cwd=cwd,
         )
         verdicts: dict[str, tuple[bool, tuple[str, ...]]] = {}
         for rule in live:
@@ -158,35 +205,54 @@ class Engine:
         return combine_verdicts(rule, verdicts)
 
     def _exists_pool(
-        self, cwd: str, rules: Sequence[Rule], errors: list[RuleError]
-    ) -> Mapping[str, tuple[str, ...]]:
-        patterns: dict[str, None] = {}
+        self, cwd: str, git_root: str | None, rules: Sequence[Rule], errors: list[RuleError]
+    ) -> dict[str, Mapping[tuple[str, ...], str | None]]:
+        """One scan per distinct glob root (a rule's base), each cached per query set."""
+        queries: dict[str, dict[tuple[str, ...], None]] = {}
         for rule in rules:
-            if not rule.always_apply and rule.match in ("exists", "both"):
-                for glob in rule.positive_globs:
-                    patterns.setdefault(glob, None)
-        if not patterns:
-            return {}
-        try:
-            return self._scans.get(cwd, tuple(patterns), self.hooks.scan)
-        except Exception as exc:
-            errors.append(
-                RuleError(
-                    "source-unreadable",
-                    cwd,
-                    f"the exists scan failed ({type(exc).__name__}: {exc}); "
-                    "exists matching saw no files this time",
-                    "scanner",
+            if rule.always_apply or rule.match not in ("exists", "both"):
+                continue
+            query = tuple(g for g in rule.globs if not is_as_written(g))
+            if any(not g.startswith("!") for g in query):
+                queries.setdefault(rule.file.base, {}).setdefault(query, None)
+        pool: dict[str, Mapping[tuple[str, ...], str | None]] = {}
+        for root, root_queries in queries.items():
+            try:
+                pool[root] = self._scans.get(root, tuple(root_queries), git_root, self.hooks.scan)
+            except Exception as exc:
+                errors.append(
+                    RuleError(
+                        "source-unreadable",
+                        root,
+                        f"the exists scan failed ({type(exc).__name__}: {exc}); "
+                        "exists matching saw no files there this time",
+                        "scanner",
+                    )
                 )
-            )
-            return {}
+        return pool
+
+    def _git_root(self, cwd: str) -> str | None:
+        """Resolved once per working directory (RULE-SPEC §1)."""
+        if cwd not in self._git_roots:
+            self._git_roots[cwd] = find_git_root(cwd)
+        return self._git_roots[cwd]
 
     def _rule_tokens(self, rule: Rule) -> int:
-        return self.hooks.estimate_tokens(rule.body)
+        tokens = self._tokens.get(rule.body)
+        if tokens is None:
+            if len(self._tokens) > 4096:
+                self._tokens.clear()  # bodies of long-gone rules
+            tokens = self._tokens[rule.body] = self.hooks.estimate_tokens(rule.body)
+        return tokens
 
     def invalidate_scans(self) -> None:
-        """Forget exists scans: call after a tool result that may have written files."""
+        """The project tree may have changed (a completed write/edit/bash result).
+
+        Drops the exists scans and the sources' cached tree enumerations (the nested
+        ``.pi/rules`` search); parsed rule files stay cached by mtime.
+        """
         self._scans.invalidate()
+        self._tree.clear()
 
     # -- read-only views -------------------------------------------------------------
 
@@ -202,7 +268,7 @@ class Engine:
         discovery = self.discover(cwd, facts.trusted)
         touched = normalize_touched((path,), cwd)
         probe = dataclasses.replace(facts, touched=touched, prompt="")
-        context = MatchContext(facts=probe, touched=touched, existing={}, intents=())
+        context = MatchContext(facts=probe, touched=touched, existing={}, intents=(), cwd=cwd)
         entries = []
         for rule in discovery.rules:
             caveats = tuple(describe_condition(rule, c) for c in rule.declared_conditions if c != PATH_CONDITION)
@@ -292,6 +358,22 @@ def _ensure_compiled(rule: Rule) -> Rule:
         return rule
     compiled, _ = compile_rule(rule.globs, rule.model, rule.branch)
     return dataclasses.replace(rule, compiled=compiled)
+
+
+def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _same_inputs(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
+    old_facts, old_rules, old_errors, old_existing = old
+    new_facts, new_rules, new_errors, new_existing = new
+    return (
+        old_facts == new_facts
+        and _same_objects(old_rules, new_rules)  # type: ignore[arg-type]
+        and old_errors == new_errors
+        and old_existing.keys() == new_existing.keys()  # type: ignore[attr-defined]
+        and all(old_existing[k] is v for k, v in new_existing.items())  # type: ignore[index, attr-defined]
+    )
 
 
 def _assign_ids(rules: Sequence[Rule]) -> tuple[Rule, ...]:

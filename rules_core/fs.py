@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Callable, Literal
+from typing import TYPE_CHECKING, Callable, Literal
 
 from .model import RuleError, RuleFile
+
+if TYPE_CHECKING:  # cache.py imports this module
+    from .cache import ListingCache
 
 # A rule is a short instruction for a model; anything bigger is a mistake (or an attack)
 # and is reported instead of being read into memory.
@@ -29,13 +32,16 @@ def list_rule_files(
     group: int,
     rank: int = 0,
     scope: str = "",
+    cache: ListingCache | None = None,
 ) -> list[RuleFile | RuleError]:
     """Every accepted file below ``root`` as a ``RuleFile``, plus errors for what failed.
 
     A missing root yields nothing. ``.git`` and ``node_modules`` are never entered and
     symlinked directories are not followed (no loops, no escape from the tree); symlinked
     files are read. Entries that are not regular files (FIFOs, sockets, devices, broken
-    links) with an accepted name are reported as ``read-failure``, never opened.
+    links) with an accepted name are reported as ``read-failure``, never opened. With a
+    ``cache`` (``DiscoveryContext.listing_cache``) an unlistable directory is re-reported
+    from the cache instead of being listed again until its mtime changes.
     """
     found: list[RuleFile | RuleError] = []
 
@@ -54,13 +60,20 @@ def list_rule_files(
     pending = [(root, "")]
     while pending:
         directory, prefix = pending.pop()
+        known = cache.known_failure(directory) if cache is not None else None
+        if known is not None:
+            found.append(known)
+            continue
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
         except (FileNotFoundError, NotADirectoryError):
             continue  # vanished or never existed: nothing to report
         except OSError as exc:
-            found.append(_unreadable(directory, exc, plugin))
+            error = _unreadable(directory, exc, plugin)
+            if cache is not None:
+                cache.remember_failure(directory, error)
+            found.append(error)
             continue
         for entry in entries:
             rel = f"{prefix}{entry.name}"

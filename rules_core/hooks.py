@@ -117,8 +117,10 @@ class Hooks:
         verdicts = [v for result in results for v in result or ()]
         return sorted(verdicts, key=lambda v: (v.rank, v.condition))
 
-    def scan(self, root: str, patterns: Sequence[str]) -> Mapping[str, Sequence[str]]:
-        result = self.pm.hook.pi_rules_scan(root=root, patterns=patterns)
+    def scan(
+        self, root: str, queries: Sequence[tuple[str, ...]], git_root: str | None
+    ) -> Mapping[tuple[str, ...], str | None]:
+        result = self.pm.hook.pi_rules_scan(root=root, queries=queries, git_root=git_root)
         return result or {}
 
     def estimate_tokens(self, text: str) -> int:

@@ -83,11 +83,18 @@ def pi_rules_match(rule: Rule, context: MatchContext) -> Sequence[Verdict]:
 
 
 @hookspec(firstresult=True)
-def pi_rules_scan(root: str, patterns: Sequence[str]) -> Mapping[str, Sequence[str]] | None:
-    """The exists scanner: for each pattern, the sorted root-relative files matching it.
+def pi_rules_scan(
+    root: str, queries: Sequence[tuple[str, ...]], git_root: str | None
+) -> Mapping[tuple[str, ...], str | None] | None:
+    """The exists scanner: which files exist below ``root`` for ``exists``/``both`` rules.
 
-    firstresult. Called at most once per evaluation for a given ``(root, patterns)``;
-    results are cached by the engine and invalidated by tool results that write.
+    firstresult. Each query is one rule's root-relative globs (positives and
+    ``!``-negations). Return, for every query, the first file (root-relative, in sorted
+    code-point order) that matches a positive glob and no negation, or ``None``. Files
+    only. ``git_root`` bounds ignore handling (``.gitignore`` files between it and
+    ``root`` apply; nothing above it is read); ``None`` outside a repository. The engine
+    calls this at most once per ``(root, queries)`` and caches the answer until a tool
+    result that can write invalidates it.
     """
 
 

@@ -25,6 +25,8 @@ DEBUG_ENV = "PI_RULES_DEBUG"
 # can be blocked (`-p no:NAME`) or replaced by an entry point of the same name.
 BUILTIN_PLUGINS: Mapping[str, str] = {
     "native": "rules_plugins.native",
+    "ancestors": "rules_plugins.ancestors",
+    "nested": "rules_plugins.nested",
     "global": "rules_plugins.global_rules",
     "schema-v1": "rules_plugins.schema_v1",
     "globs": "rules_plugins.match_globs",

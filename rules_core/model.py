@@ -157,12 +157,23 @@ class SchemaKey:
 
 @dataclass(frozen=True)
 class DiscoveryContext:
-    """What a source plugin may know: where to look and whether the project is trusted."""
+    """What a source plugin may know: where to look and whether the project is trusted.
+
+    ``git_root`` is the enclosing repository's top level (an ancestor-or-self of ``cwd``
+    in the same spelling), or ``None`` outside a repository and for untrusted projects.
+    Nothing above it may be read. ``listing_cache`` remembers unlistable directories
+    (pass it to ``rules_core.fs.list_rule_files``). ``tree_cache`` is an engine-owned
+    dict where a source may keep an expensive enumeration of the project tree; the
+    engine empties it whenever the tree may have changed (``Engine.invalidate_scans``).
+    """
 
     cwd: str
     home: str | None
     trusted: bool
     env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    git_root: str | None = None
+    listing_cache: Any = field(default=None, compare=False)
+    tree_cache: dict[Any, Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -194,12 +205,18 @@ class Intent:
 
 @dataclass(frozen=True)
 class MatchContext:
-    """Inputs shared by every matcher in one evaluation."""
+    """Inputs shared by every matcher in one evaluation.
+
+    ``cwd`` is absolute; ``touched`` paths are normalised (cwd-relative, or absolute when
+    outside cwd). ``existing`` maps a scan root (a rule's base) and a rule's scannable
+    globs to the first existing root-relative file they claim, or ``None``.
+    """
 
     facts: Facts
     touched: tuple[str, ...]
-    existing: Mapping[str, tuple[str, ...]]
+    existing: Mapping[str, Mapping[tuple[str, ...], str | None]]
     intents: tuple[Intent, ...]
+    cwd: str = ""
 
 
 @dataclass(frozen=True)

@@ -27,5 +27,6 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
         schema="v1",
         source="global",
         base=context.cwd,
+        cache=context.listing_cache,
         group=ORDER_GLOBAL,
     )

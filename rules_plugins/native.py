@@ -26,5 +26,6 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
         schema="v1",
         source="project",
         base=context.cwd,
+        cache=context.listing_cache,
         group=ORDER_CWD,
     )

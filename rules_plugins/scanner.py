@@ -1,120 +1,282 @@
-"""The ``scanner`` plugin: which files exist for ``exists``/``both`` rules (RULE-SPEC §5).
+"""The ``scanner`` plugin: which files exist for ``exists``/``both`` rules (docs/scanning.md).
 
-One walk per evaluation (the engine caches it per pattern set). Files only; ``.git`` and
-``node_modules`` are never entered, symlinked directories never followed, ``.gitignore``
-is not consulted. Each pattern's literal directory prefix prunes the walk, so
-``src/**/*.ts`` never lists ``docs/``.
+One sorted depth-first ``os.scandir`` walk answers every query: the first file found for
+a query is its answer, the walk stops once all are answered, and directories that no
+unanswered query can reach are never listed. Inside a git repository, git's ignore
+rules apply (``_gitignore``); ``.git`` and ``node_modules`` are never entered and
+symlinked directories never followed.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Iterator, Sequence
+import re
+from typing import Callable, Iterator, Sequence
 
 from rules_core import hookimpl
 from rules_core.fs import NEVER_SCANNED
-from rules_core.globs import Glob, GlobError, compile_glob, literal_prefix
+from rules_core.globs import Glob, GlobError, compile_glob, last_segment, literal_prefix
 
+from ._gitignore import IgnoreStack
 
-# A group: the globs sharing one literal prefix, bucketed by the extension of their
-# literal tail ("*" for tails without one). Only buckets for a file's own extension are
-# tried, and only globs whose tail ends the path reach a regex.
-_Bucket = list[tuple[str, list[tuple[str, Glob]]]]
+__all__ = ["pi_rules_scan", "present_files"]
+
+# Over-counting magic only shortens a tail, which is always safe.
+_TAIL_MAGIC = frozenset('*?[]{}()!@+|^$,<>\\"')
+_BRACE_LIST = re.compile(r"\{([\w.-]+(?:,[\w.-]+)+)\}\Z")  # `{ts,tsx}` at the very end
 
 
 @hookimpl(trylast=True)
-def pi_rules_scan(root: str, patterns: Sequence[str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {p: [] for p in patterns}
-    groups: dict[str, dict[str, dict[str, list[tuple[str, Glob]]]]] = {}
-    for pattern in patterns:
-        if pattern.startswith("/") or pattern.startswith("../"):
-            continue  # outside the scanned tree: absolute globs are not walked
-        try:
-            glob = compile_glob(pattern)
-        except GlobError:
-            continue
-        tail = _literal_tail(pattern)
-        ext = tail[tail.rfind(".") :] if "." in tail else "*"
-        buckets = groups.setdefault(literal_prefix(pattern), {})
-        buckets.setdefault(ext, {}).setdefault(tail, []).append((pattern, glob))
-    indexes = {
-        prefix: {ext: list(tails.items()) for ext, tails in buckets.items()}
-        for prefix, buckets in groups.items()
-    }
-    for start in _walk_roots(indexes):
-        for rel_dir, names in _directories_below(root, start):
-            active = [index for prefix, index in indexes.items() if _covers(prefix, rel_dir)]
-            base = rel_dir + "/" if rel_dir else ""
+def pi_rules_scan(
+    root: str, queries: Sequence[tuple[str, ...]], git_root: str | None
+) -> dict[tuple[str, ...], str | None]:
+    answers: dict[tuple[str, ...], str | None] = {q: None for q in queries}
+    try:
+        _Scan(root, list(answers), git_root, answers).run()
+    except (OSError, RecursionError, ValueError):
+        pass  # never raise: whatever was found before the fault stands
+    return answers
+
+
+def present_files(root: str, git_root: str | None) -> list[str]:
+    """Every file the scan considers present, in scan (sorted) order; for tests and tools."""
+    ignores = _ignores(root, git_root)
+    if ignores is not None and ignores.root_excluded:
+        return []
+    return [
+        f"{d}/{name}" if d else name
+        for d, names in _walk(root, ignores, lambda _: True)
+        for name in names
+        if ignores is None or not ignores.excluded(f"{d}/{name}" if d else name, False)
+    ]
+
+
+class _Query:
+    __slots__ = ("key", "negations", "globs")
+
+    def __init__(self, key: tuple[str, ...], negations: list[Glob]) -> None:
+        self.key, self.negations = key, negations
+        self.globs: list[_Positive] = []
+
+
+class _Positive:
+    """One distinct positive glob and the unanswered queries that contain it."""
+
+    __slots__ = ("glob", "group", "queries")
+
+    def __init__(self, glob: Glob, group: _Group) -> None:
+        self.glob, self.group = glob, group
+        self.queries: list[_Query] = []
+
+
+# (tail, head, positive): a file can only match if its name ends with tail and starts
+# with head; both are plain string tests, far cheaper than the glob's regex.
+_Filter = tuple[str, str, _Positive]
+
+
+class _Group:
+    """The positives sharing a literal prefix, bucketed by their tail's extension."""
+
+    __slots__ = ("prefix", "parent", "live", "filters")
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix, self.parent = prefix, prefix.rpartition("/")[0]
+        self.live = 0  # positives that still have an unanswered query
+        self.filters: dict[str, list[_Filter]] = {}  # extension, or "*" for tails without
+
+    def reaches(self, d: str) -> bool:
+        """Whether the walk must list directory ``d`` (root-relative) for this group."""
+        p = self.prefix
+        return not p or p == d or p.startswith(d + "/") or d.startswith(p + "/")
+
+    def holds(self, d: str) -> bool:
+        """Whether files directly in ``d`` can match (``src/**`` matches a file ``src``)."""
+        p = self.prefix
+        return not p or d == p or d.startswith(p + "/") or self.parent == d
+
+
+class _Scan:
+    def __init__(self, root: str, queries: list[tuple[str, ...]], git_root: str | None,
+                 answers: dict[tuple[str, ...], str | None]) -> None:
+        self.root, self.git_root, self.answers = root, git_root, answers
+        self.groups: dict[str, _Group] = {}
+        positives: dict[str, _Positive] = {}
+        self.open = 0  # unanswered queries that can still match something
+        for key in queries:
+            query = _Query(key, [g for t in key if t.startswith("!") and (g := _compile(t[1:]))])
+            for text in dict.fromkeys(t for t in key if not t.startswith("!")):
+                if (pos := positives.get(text)) is None and (glob := _compile(text)):
+                    prefix = literal_prefix(text)
+                    group = self.groups.setdefault(prefix, _Group(prefix))
+                    pos = positives[text] = _Positive(glob, group)
+                    tails, head = _filters(text)
+                    for tail in tails:
+                        ext = tail[tail.rfind("."):] if "." in tail else "*"
+                        group.filters.setdefault(ext, []).append((tail, head, pos))
+                if pos is not None:
+                    if not pos.queries:
+                        pos.group.live += 1
+                    pos.queries.append(query)
+                    query.globs.append(pos)
+            self.open += bool(query.globs)
+        self.everywhere = sum(g.live for g in self.groups.values() if not g.prefix)
+
+    def run(self) -> None:
+        if not self.open:
+            return  # nothing to look for: not even the root is listed
+        ignores = _ignores(self.root, self.git_root)
+        if ignores is not None and ignores.root_excluded:
+            return
+        last_dir: str | None = None
+        by_ext: dict[str, list[_Filter]] = {}
+        star: list[_Filter] = []
+        for rel_dir, names in _walk(self.root, ignores, self._wanted):
+            if rel_dir != last_dir:  # a directory yields one run per subdirectory
+                last_dir, base = rel_dir, rel_dir + "/" if rel_dir else ""
+                groups = [g for g in self.groups.values() if g.live and g.holds(rel_dir)]
+                star = [f for g in groups for f in g.filters.get("*", ())]
+                by_ext = {}
+                for g in groups:
+                    for ext, filters in g.filters.items():
+                        if ext != "*":
+                            by_ext.setdefault(ext, list(star)).extend(filters)
+            if not (star or by_ext):
+                continue
             for name in names:
-                rel = base + name
                 dot = name.rfind(".")
-                ext = name[dot:] if dot >= 0 else ""
-                for index in active:
-                    for bucket in (index.get(ext), index.get("*")):
-                        if bucket:
-                            _match_bucket(bucket, rel, found)
-    for paths in found.values():
-        paths.sort()
-    return found
+                candidates = by_ext.get(name[dot:], star) if dot >= 0 else star
+                if not candidates:
+                    continue
+                hits = [pos for tail, head, pos in candidates
+                        if pos.queries and name.endswith(tail) and name.startswith(head)
+                        and pos.glob.match_normalized(base + name)]
+                if hits and self._take(hits, base + name, ignores):
+                    return  # every query answered: stop the walk right here
+
+    def _wanted(self, d: str) -> bool:
+        return self.everywhere > 0 or any(g.live and g.reaches(d) for g in self.groups.values())
+
+    def _take(self, hits: list[_Positive], path: str, ignores: IgnoreStack | None) -> bool:
+        """Answer the queries ``path`` satisfies; True once none is left open."""
+        if ignores is not None and ignores.excluded(path, False):
+            return False  # asked only now: most files match no glob and never pay for it
+        for pos in hits:
+            for query in list(pos.queries):
+                if not any(n.match_normalized(path) for n in query.negations):
+                    self._answer(query, path)
+        return not self.open
+
+    def _answer(self, query: _Query, path: str) -> None:
+        self.answers[query.key] = path
+        self.open -= 1
+        for pos in query.globs:
+            pos.queries.remove(query)
+            if not pos.queries:
+                pos.group.live -= 1
+                self.everywhere -= not pos.group.prefix
 
 
-def _match_bucket(bucket: _Bucket, rel: str, found: dict[str, list[str]]) -> None:
-    for tail, globs in bucket:
-        if rel.endswith(tail):
-            for pattern, glob in globs:
-                if glob.match_normalized(rel):
-                    found[pattern].append(rel)
+def _compile(text: str) -> Glob | None:
+    """The compiled glob, or None when it is unusable (uncompilable, or outside root)."""
+    if text.startswith(("/", "../")):
+        return None  # absolute or above root: nothing a walk of root can find
+    try:
+        return compile_glob(text)
+    except GlobError:
+        return None
 
 
-def _covers(prefix: str, rel_dir: str) -> bool:
-    """Whether files directly in ``rel_dir`` can match globs with this literal prefix."""
-    return not prefix or rel_dir == prefix or rel_dir.startswith(prefix + "/")
+def _filters(pattern: str) -> tuple[list[str], str]:
+    """``(tails, head)``: a match's name ends with one of ``tails`` and starts with ``head``.
+
+    Tails come from the text after the last magic character; a final brace list of plain
+    words (``*.{ts,tsx}``) gives one tail per word, plus the pattern's own last segment
+    (picomatch also matches a path equal to the pattern text). The head is the literal
+    start of the last segment (``.env*``) when that segment is surely the name's.
+    """
+    last = pattern.rpartition("/")[2]
+    tails = [_literal_tail(pattern)]
+    if (m := _BRACE_LIST.search(pattern)) and "|" not in pattern and '"' not in pattern:
+        before = pattern[: m.start()]
+        if not before.endswith("\\") and ".." not in m.group(1):
+            lead = _literal_tail(before)
+            tails = [lead + word for word in m.group(1).split(",")] + [last]
+    magic = next((i for i, c in enumerate(last) if c in _TAIL_MAGIC), -1)
+    simple = magic > 0 and last_segment(pattern) == last and "|" not in pattern
+    return tails, last[:magic] if simple else ""
 
 
 def _literal_tail(pattern: str) -> str:
-    """The text after the pattern's last magic character: every match ends with it."""
-    if pattern.startswith("!") or pattern.endswith("/"):
-        return ""
-    # Over-counting magic only shortens the tail, which is always safe.
-    last_magic = max(pattern.rfind(c) for c in "*?[]{}()!+@|^$,<>\\")
-    # Only the last segment: '**/' can match zero segments, so '/x' need not be there.
-    return pattern[last_magic + 1 :].rsplit("/", 1)[-1]
+    """Text after the pattern's last magic character, within its last segment."""
+    i = len(pattern)
+    while i and pattern[i - 1] not in _TAIL_MAGIC and pattern[i - 1] != "/":
+        i -= 1
+    return pattern[i:]
 
 
-def _walk_roots(by_prefix: dict[str, object]) -> list[str]:
-    """The fewest directories whose walks cover every prefix ('' is the whole tree)."""
-    roots: list[str] = []
-    for prefix in sorted(by_prefix):
-        if not any(prefix == r or r == "" or prefix.startswith(r + "/") for r in roots):
-            roots.append(prefix)
-    return roots
+def _ignores(root: str, git_root: str | None) -> IgnoreStack | None:
+    return None if git_root is None else IgnoreStack(root, git_root)
 
 
-def _directories_below(root: str, start: str) -> Iterator[tuple[str, list[str]]]:
-    """(directory relative to root, the file names directly in it) for every directory."""
-    if start and os.path.isfile(os.path.join(root, start)):
-        # 'src/**' matches a file named 'src' too: report it from its parent.
-        parent, _, name = start.rpartition("/")
-        yield parent, [name]
-        return
-    pending = [start]
-    while pending:
-        rel_dir = pending.pop()
-        directory = os.path.join(root, rel_dir) if rel_dir else root
+def _walk(root: str, ignores: IgnoreStack | None,
+          wanted: Callable[[str], bool]) -> Iterator[tuple[str, list[str]]]:
+    """Yield ``(directory, run of file names)`` so that files come in sorted path order.
+
+    Depth-first, entries sorted by ``name + "/"`` for directories and ``name`` for files:
+    every path below directory ``d`` starts with ``d/``, so this order IS the code-point
+    order of full paths (``a.txt`` < ``a/b`` because ``.`` < ``/``). A directory is
+    listed only if ``wanted`` (asked when reached, so answered queries prune) and not
+    ignored; an unlistable or vanished one is skipped.
+    """
+    frames: list[tuple[str, list[tuple[str, str, bool]], list[int], bool]] = []
+
+    def enter(rel: str) -> None:
+        path = os.path.join(root, rel) if rel else root
+        entries: list[tuple[str, str, bool]] = []
+        has_ignore_file = False
         try:
-            with os.scandir(directory) as it:
-                entries = list(it)
+            with os.scandir(path) as it:
+                for e in it:
+                    if e.name in NEVER_SCANNED:
+                        continue  # never entered, and (as git does for `.git`) never a file
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            entries.append((e.name + "/", e.name, True))
+                        elif e.is_file():  # a regular file, or a symlink to one
+                            entries.append((e.name, e.name, False))
+                            has_ignore_file |= e.name == ".gitignore" and not e.is_symlink()
+                    except OSError:
+                        continue  # vanished between listing and looking
         except OSError:
-            continue  # unlistable or vanished: the scan sees what it can
-        prefix = rel_dir + "/" if rel_dir else ""
-        names = []
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in NEVER_SCANNED:
-                        pending.append(prefix + entry.name)
-                elif entry.is_file():
-                    names.append(entry.name)
-            except OSError:
+            return
+        entries.sort()
+        pushed = ignores is not None and has_ignore_file and ignores.push_dir(path, rel)
+        frames.append((rel, entries, [0], pushed))
+
+    enter("")
+    while frames:
+        rel, entries, cursor, pushed = frames[-1]
+        run: list[str] = []
+        descended = False
+        while cursor[0] < len(entries):
+            _, name, is_dir = entries[cursor[0]]
+            cursor[0] += 1
+            if not is_dir:
+                run.append(name)
                 continue
-        yield rel_dir, names
+            if run:  # let the consumer see earlier files first: an answer may prune
+                yield rel, run
+                run = []
+            child = f"{rel}/{name}" if rel else name
+            if wanted(child) and not (ignores is not None and ignores.excluded(child, True)):
+                depth = len(frames)
+                enter(child)
+                if descended := len(frames) > depth:
+                    break  # walk the child first; this frame resumes at its cursor
+        if descended:
+            continue
+        if run:
+            yield rel, run
+        frames.pop()
+        if pushed and ignores is not None:
+            ignores.pop()

@@ -214,3 +214,37 @@ def test_exists_scan_is_cached_until_invalidated(rule_project):
 def test_tools_mismatch_without_any_session_tool(rule_project):
     setup(rule_project, tools=["edit"])
     assert outcome(rule_project).reasons == ("tools mismatch: the session has no tools; the rule needs one of edit",)
+
+
+def test_unchanged_inputs_reuse_the_evaluation_and_any_change_recomputes(rule_project):
+    setup(rule_project, globs=["src/**"], match="touched")
+    engine = rule_project.engine()
+    first = engine.evaluate(rule_project.facts(touched=["src/a"]))
+    assert engine.evaluate(rule_project.facts(touched=["src/a"])) is first
+    other = engine.evaluate(rule_project.facts(touched=["lib/a"]))
+    assert other is not first and other.outcomes[0].status == "inactive"
+    setup(rule_project, globs=["lib/**"], match="touched", description="changed, longer")
+    assert engine.evaluate(rule_project.facts(touched=["lib/a"])).outcomes[0].status == "active"
+
+
+def test_a_failing_scan_is_reported_and_caches_nothing(rule_project):
+    from rules_core import hookimpl
+
+    setup(rule_project, {"src/a.ts": "x"}, globs=["src/*.ts"], match="exists")
+    calls = []
+
+    class Flaky:
+        @hookimpl(tryfirst=True)
+        def pi_rules_scan(self, root, queries, git_root):
+            calls.append(root)
+            if len(calls) == 1:
+                raise OSError("disk on fire")
+
+    engine = rule_project.engine(plugins=[("flaky", Flaky())])
+    first = engine.evaluate(rule_project.facts())
+    assert first.outcomes[0].status == "inactive"
+    assert [(e.kind, e.plugin) for e in first.errors] == [("source-unreadable", "scanner")]
+    assert "disk on fire" in first.errors[0].message
+    second = engine.evaluate(rule_project.facts())
+    assert second.outcomes[0].reasons == ("exists src/a.ts",) and second.errors == ()
+    assert len(calls) == 2
