@@ -19,6 +19,7 @@ import pluggy
 from .cache import FileCache, ListingCache, ScanCache
 from .compiled import compile_rule
 from .hooks import Hooks
+from .imports import IMPORT_ENV, select_importers
 from .manager import make_plugin_manager
 from .model import (
     Discovery,
@@ -80,6 +81,7 @@ class Engine:
             return Discovery((), (_internal_error(cwd, exc),))
 
     def _discover(self, cwd: str, trusted: bool) -> Discovery:
+        importers, import_errors = select_importers(self.env.get(IMPORT_ENV), self.hooks.importers())
         context = DiscoveryContext(
             cwd=cwd,
             home=self.home,
@@ -89,6 +91,7 @@ class Engine:
             git_root=self._git_root(cwd) if trusted else None,
             listing_cache=self._listings,
             tree_cache=self._tree,
+            importers=importers,
         )
         files, source_errors = self.hooks.sources(context)
         if not trusted:
@@ -96,7 +99,8 @@ class Engine:
         files = _unique_in_order(sorted(files, key=lambda f: (f.order, f.path)))
         self._files.retain({f.path for f in files})
         rules: list[Rule] = []
-        errors = sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
+        errors = list(import_errors)
+        errors += sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
         for rule_file in files:
             result = self._files.load(rule_file, self.hooks.parse)
             if result is None:

@@ -14,6 +14,7 @@ import pluggy
 
 from .model import (
     DiscoveryContext,
+    ImporterInfo,
     Intent,
     MatchContext,
     ParseResult,
@@ -30,6 +31,7 @@ class Hooks:
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
         self._schema_keys: dict[str, dict[str, SchemaKey]] = {}
+        self._importers: list[ImporterInfo] | None = None
 
     def sources(self, context: DiscoveryContext) -> tuple[list[RuleFile], list[RuleError]]:
         files: list[RuleFile] = []
@@ -54,6 +56,16 @@ class Hooks:
                 elif isinstance(item, RuleError):
                     errors.append(item)
         return files, errors
+
+    def importers(self) -> list[ImporterInfo]:
+        if self._importers is None:
+            results = self._call_list("pi_rules_importers", {}, lambda n, e: [])
+            infos: dict[str, ImporterInfo] = {}
+            for result in results:
+                for info in result or ():
+                    infos.setdefault(info.name, info)
+            self._importers = sorted(infos.values(), key=lambda info: info.name)
+        return self._importers
 
     def schema_keys(self, schema: str) -> Mapping[str, SchemaKey]:
         cached = self._schema_keys.get(schema)

@@ -14,6 +14,7 @@ import pluggy
 
 from .model import (
     DiscoveryContext,
+    ImporterInfo,
     Intent,
     MatchContext,
     ParseResult,
@@ -38,6 +39,17 @@ def pi_rules_sources(context: DiscoveryContext) -> Sequence[RuleFile | RuleError
     ``source-unreadable`` error entry. Project sources must return nothing when
     ``context.trusted`` is false. The engine sorts the merged result by
     ``RuleFile.order``, so call order never matters.
+    """
+
+
+@hookspec
+def pi_rules_importers() -> Sequence[ImporterInfo]:
+    """Declare the importers this plugin provides (other tools' rule formats).
+
+    List hook. ``PI_RULES_IMPORT`` selects among every declared name: ``none`` turns all
+    off, absent/empty/``all`` turns on the defaults, a comma list turns on exactly those
+    (a name nobody declares is reported as an error). The selection reaches sources as
+    ``DiscoveryContext.importers``.
     """
 
 

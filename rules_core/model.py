@@ -53,9 +53,13 @@ class RuleFile:
     schema: str
     source: Literal["project", "global"]
     order: tuple[int, int, str, str]
+    # The id stem when the file name's own stem is not it (``x.instructions.md`` → ``x``).
+    id_stem: str = ""
 
     @property
     def stem(self) -> str:
+        if self.id_stem:
+            return self.id_stem
         name = self.relative_path.rsplit("/", 1)[-1]
         return name[: -len(".md")] if name.endswith(".md") else name.rsplit(".", 1)[0] or name
 
@@ -156,6 +160,20 @@ class SchemaKey:
 
 
 @dataclass(frozen=True)
+class ImporterInfo:
+    """An importer of another tool's rule format, selectable with ``PI_RULES_IMPORT``.
+
+    ``default`` says whether it is on when ``PI_RULES_IMPORT`` is absent, empty or
+    ``all``. Its source must return nothing unless its name is in
+    ``DiscoveryContext.importers``.
+    """
+
+    name: str
+    default: bool = True
+    summary: str = ""
+
+
+@dataclass(frozen=True)
 class DiscoveryContext:
     """What a source plugin may know: where to look and whether the project is trusted.
 
@@ -174,6 +192,8 @@ class DiscoveryContext:
     git_root: str | None = None
     listing_cache: Any = field(default=None, compare=False)
     tree_cache: dict[Any, Any] | None = field(default=None, compare=False)
+    # Names of the importers PI_RULES_IMPORT enables (see ImporterInfo).
+    importers: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
