@@ -12,6 +12,7 @@ from .engine import Engine, find_by_id, find_by_relative_path
 from .manager import PluginLoadError, list_plugins, make_plugin_manager
 from .model import Discovery, Evaluation, Explanation, Facts, Outcome, Rule, RuleError
 from .safe import safe_block, safe_json, safe_line
+from .imports import IMPORT_ENV, select_importers
 from .select import parse_max_tokens
 
 FACT_COMMANDS = ("render", "report", "explain")
@@ -178,14 +179,29 @@ def _cmd_report(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
 
 def _cmd_plugins(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
     infos = list_plugins(engine.pm)
+    importers = engine.hooks.importers()
+    enabled, _ = select_importers(os.environ.get(IMPORT_ENV), importers)
     if args.json:
-        _print_json({"plugins": [{"name": i.name, "origin": i.origin, "hooks": list(i.hooks)} for i in infos]})
+        _print_json({
+            "plugins": [{"name": i.name, "origin": i.origin, "hooks": list(i.hooks)} for i in infos],
+            "importers": [
+                {"name": i.name, "default": i.default, "enabled": i.name in enabled, "summary": i.summary}
+                for i in importers
+            ],
+        })
         return 0
     width = max((len(i.name) for i in infos), default=0)
     origin_width = max((len(i.origin) for i in infos), default=0)
     for info in infos:
         hooks = ", ".join(info.hooks)
         print(f"{safe_line(info.name).ljust(width)}  {safe_line(info.origin).ljust(origin_width)}  {hooks}")
+    if importers:
+        print(f"\nimporters ({IMPORT_ENV}={os.environ.get(IMPORT_ENV, '')!r}):")
+        name_width = max(len(i.name) for i in importers)
+        for importer in importers:
+            state = "enabled" if importer.name in enabled else "disabled"
+            default = "on by default" if importer.default else "off by default"
+            print(f"  {safe_line(importer.name).ljust(name_width)}  {state:<8}  {default:<14}  {safe_line(importer.summary)}")
     return 0
 
 

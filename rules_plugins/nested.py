@@ -3,7 +3,8 @@
 One bounded, breadth-first search (cached until ``Engine.invalidate_scans``): a rule base at most ``MAX_DEPTH`` directory segments
 below cwd (``packages/b`` is 2), never into ``.git``, ``node_modules`` or ``.pi``, never
 through a symlinked directory — so never outside cwd. Shallow bases come first,
-lexicographic within a depth, whatever the filesystem's enumeration order.
+lexicographic within a depth, whatever the filesystem's enumeration order. Hidden
+directories (``.venv``, ``.cache``, ``.github`` …) are not searched either.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from rules_core.model import ORDER_NESTED, DiscoveryContext, RuleError, RuleFile
 from .native import is_markdown
 
 MAX_DEPTH = 6
-# `.pi` itself is not descended: rules below `<dir>/.pi/rules` belong to `<dir>`.
-_SKIPPED = NEVER_SCANNED | {".pi"}
 
 
 @hookimpl
@@ -90,7 +89,9 @@ def _list(directory: str) -> tuple[list[str], bool]:
                     continue
                 if entry.name == ".pi":
                     owns_pi = True
-                elif entry.name not in _SKIPPED:
+                elif not entry.name.startswith(".") and entry.name not in NEVER_SCANNED:
+                    # Hidden directories (.git, .venv, .cache, other tools' config) hold
+                    # no packages, and can be huge: the search never enters them.
                     names.append(entry.name)
     except OSError:
         pass  # unlistable below cwd: nothing nested can be found there

@@ -93,7 +93,16 @@ def render_show(rule: Rule, cwd: str) -> str:
     ]
     if rule.keywords:
         lines.append(f"keywords: {safe_line(', '.join(rule.keywords))}")
+    for key in sorted(k for k in rule.extra if k not in rule.extra_conditions):
+        # Keys kept for other features (e.g. imported stream-rule keys), shown as read.
+        lines.append(f"{safe_line(str(key))}: {safe_line(_shown(rule.extra[key]))}")
     return "\n".join(lines) + "\n\n" + safe_block(rule.body) + "\n"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
 
 
 def render_check(discovery: Discovery, cwd: str) -> str:

@@ -74,8 +74,25 @@ def world(tmp_path) -> dict[str, Path]:
     return {"tmp": tmp_path, "repo": repo, "home": home}
 
 
-def run_everything(world, cwd: Path, trusted: bool) -> Engine:
-    engine = Engine(fresh_manager(), home=str(world["home"]), env={})
+IMPORTER_FILES = {
+    ".github/instructions/ts.instructions.md": "---\napplyTo: '**/*.ts'\n---\nCopilot.\n",
+    ".claude/rules/ts.md": "---\npaths: src/**\n---\nClaude.\n",
+    ".cursor/rules/ts.mdc": "---\nglobs: src/**\n---\nCursor.\n",
+    ".cursorrules": "Legacy cursor.\n",
+    ".windsurf/rules/ts.md": "---\ntrigger: always_on\n---\nWindsurf.\n",
+    ".windsurfrules": "Legacy windsurf.\n",
+    ".clinerules": "Cline.\n",
+    ".agent/rules/a.md": "Agent.\n",
+    ".agents/rules/b.md": "Agents.\n",
+    ".omp/rules/c.md": "Omp.\n",
+    ".xcsh/rules/d.md": "Xcsh.\n",
+}
+IMPORTER_ROOTS = [".github", ".claude", ".cursor", ".cursorrules", ".windsurf", ".windsurfrules", ".devin",
+                  ".clinerules", ".agent", ".agents", ".omp", ".xcsh", ".codeium"]
+
+
+def run_everything(world, cwd: Path, trusted: bool, env: dict[str, str] | None = None) -> Engine:
+    engine = Engine(fresh_manager(), home=str(world["home"]), env=env or {})
     facts = Facts(cwd=str(cwd), trusted=trusted, touched=("src/index.ts", "../../src/main.ts"),
                   prompt="typescript python", tools=("edit",))
     engine.evaluate(facts)
@@ -117,3 +134,31 @@ def test_outside_git_only_cwd_and_below_are_read(world, record):
                                                           "sub/.pi/rules/n.md": rule_text(globs=["a"])})
     run_everything(world, plain, trusted=True)
     assert outside(record, [plain, world["home"] / ".pi" / "agent" / "rules"], world["tmp"]) == []
+
+
+def test_import_none_lists_stats_and_reads_no_importer_root(world, record):
+    for directory in (world["repo"], world["repo"] / "packages" / "a", world["home"]):
+        make_rules(directory, IMPORTER_FILES)
+    # No exists-mode rule may walk the whole tree here: a scan legitimately lists every
+    # directory its globs can reach, importer folders included.
+    make_rules(world["home"], {".pi/agent/rules/g.md": rule_text(globs=["**/*.ts"], match="touched")})
+    for rule in (world["repo"] / ".pi/rules").glob("*.md"):
+        rule.write_text(rule.read_text().replace("match: exists", "match: touched"))
+    for rule in world["repo"].rglob(".pi/rules/inner.md"):
+        rule.write_text(rule_text(globs=["src/**"], match="touched"))
+    record.clear()  # only what the engine does counts
+    cwd = world["repo"] / "packages" / "a"
+    engine = run_everything(world, cwd, trusted=True, env={"PI_RULES_IMPORT": " None "})
+    touched = [p for p in record if any(f"{os.sep}{root}" in p for root in IMPORTER_ROOTS)]
+    assert touched == []
+    assert {r.file.plugin for r in engine.discover(str(cwd)).rules} <= {"native", "ancestors", "nested", "global"}
+
+
+def test_importers_read_nothing_above_the_git_root(world, record):
+    make_rules(world["tmp"], IMPORTER_FILES)  # decoys above the repository
+    make_rules(world["tmp"] / "work", IMPORTER_FILES)
+    make_rules(world["repo"], IMPORTER_FILES)
+    record.clear()  # only what the engine does counts
+    run_everything(world, world["repo"] / "packages" / "a", trusted=True)
+    allowed = [world["repo"], world["home"]]
+    assert outside(record, allowed, world["tmp"]) == []

@@ -229,3 +229,13 @@ def test_git_missing_behaves_as_single_directory(repo, tmp_path, monkeypatch):
 )
 def test_rebase(path, cwd, base, expected):
     assert rebase(path, cwd, base) == expected
+
+
+def test_nested_search_skips_hidden_directories(tmp_path):
+    cwd = make_rules(tmp_path / "p", {
+        ".venv/lib/site/pkg/.pi/rules/vendored.md": rule_text(globs=["x"]),
+        ".github/actions/a/.pi/rules/hidden.md": rule_text(globs=["x"]),
+        "visible/.pi/rules/seen.md": rule_text(globs=["x"]),
+    })
+    (tmp_path / "home").mkdir()
+    assert [r.id for r in engine_for(tmp_path).discover(str(cwd)).rules] == ["seen"]
