@@ -103,6 +103,16 @@ def run_everything(world, cwd: Path, trusted: bool, env: dict[str, str] | None =
     return engine
 
 
+# User-level rule locations the global sources and importers may read ($HOME is not the
+# project: global rules load whatever the trust). Everything else in $HOME is off limits.
+USER_LEVEL = [".pi/agent/rules", ".cursor/rules", ".codeium/windsurf/memories", ".agent/rules",
+              ".agents/rules", ".omp/agent", ".xcsh/agent"]
+
+
+def user_level(home: Path) -> list[Path]:
+    return [home / p for p in USER_LEVEL]
+
+
 def outside(recorded: list[str], allowed: list[Path], tmp: Path) -> list[str]:
     roots = [str(a) for a in allowed]
     return sorted({
@@ -115,7 +125,7 @@ def outside(recorded: list[str], allowed: list[Path], tmp: Path) -> list[str]:
 def test_trusted_discovery_never_touches_anything_above_the_git_root(world, record, where):
     cwd = world["tmp"] / "work" / where
     engine = run_everything(world, cwd, trusted=True)
-    allowed = [world["repo"], world["home"] / ".pi" / "agent" / "rules"]
+    allowed = [world["repo"], *user_level(world["home"])]
     assert outside(record, allowed, world["tmp"]) == []
     # ...while it did read the ancestors up to the root and the global rules.
     assert str(world["repo"] / ".pi" / "rules") in record
@@ -126,14 +136,14 @@ def test_trusted_discovery_never_touches_anything_above_the_git_root(world, reco
 def test_untrusted_project_reads_no_project_directory_at_all(world, record):
     cwd = world["repo"] / "packages" / "a"
     run_everything(world, cwd, trusted=False)
-    assert outside(record, [world["home"] / ".pi" / "agent" / "rules"], world["tmp"]) == []
+    assert outside(record, user_level(world["home"]), world["tmp"]) == []
 
 
 def test_outside_git_only_cwd_and_below_are_read(world, record):
     plain = make_rules(world["tmp"] / "plain" / "proj", {".pi/rules/p.md": rule_text(globs=["a"]),
                                                           "sub/.pi/rules/n.md": rule_text(globs=["a"])})
     run_everything(world, plain, trusted=True)
-    assert outside(record, [plain, world["home"] / ".pi" / "agent" / "rules"], world["tmp"]) == []
+    assert outside(record, [plain, *user_level(world["home"])], world["tmp"]) == []
 
 
 def test_import_none_lists_stats_and_reads_no_importer_root(world, record):
@@ -160,5 +170,5 @@ def test_importers_read_nothing_above_the_git_root(world, record):
     make_rules(world["repo"], IMPORTER_FILES)
     record.clear()  # only what the engine does counts
     run_everything(world, world["repo"] / "packages" / "a", trusted=True)
-    allowed = [world["repo"], world["home"]]
+    allowed = [world["repo"], *user_level(world["home"])]
     assert outside(record, allowed, world["tmp"]) == []
