@@ -203,6 +203,8 @@ class Engine:
         )
 
     def _judge(self, rule: Rule, context: MatchContext) -> tuple[bool, tuple[str, ...]]:
+        if rule.inactive_reason is not None:
+            return False, (rule.inactive_reason,)
         if rule.always_apply:
             return True, ()
         verdicts = self.hooks.match(rule, context)
@@ -214,7 +216,7 @@ class Engine:
         """One scan per distinct glob root (a rule's base), each cached per query set."""
         queries: dict[str, dict[tuple[str, ...], None]] = {}
         for rule in rules:
-            if rule.always_apply or rule.match not in ("exists", "both"):
+            if rule.always_apply or rule.inactive_reason is not None or rule.match not in ("exists", "both"):
                 continue
             query = tuple(g for g in rule.globs if not is_as_written(g))
             if any(not g.startswith("!") for g in query):
@@ -278,6 +280,8 @@ class Engine:
             caveats = tuple(describe_condition(rule, c) for c in rule.declared_conditions if c != PATH_CONDITION)
             if rule.id in facts.mutes:
                 entries.append(PathExplanation(rule, "muted", (MUTED_REASON,)))
+            elif rule.inactive_reason is not None:
+                entries.append(PathExplanation(rule, "no-match", (rule.inactive_reason,)))
             elif rule.always_apply:
                 entries.append(PathExplanation(rule, "path-independent", ("alwaysApply",)))
             elif PATH_CONDITION not in rule.declared_conditions:

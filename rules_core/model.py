@@ -95,6 +95,9 @@ class Rule:
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, hash=False)
     # Keys in ``extra`` that are activation conditions a plugin's matcher judges.
     extra_conditions: tuple[str, ...] = ()
+    # Set by a schema for a file its own tool deliberately never applies (e.g. Cline's
+    # ``paths: []``): the rule is listed, and always inactive with this reason.
+    inactive_reason: str | None = None
     id: str = ""
     index: int = -1
     # Compiled matchers, built once when the rule is parsed (see rules_core.globs).

@@ -248,3 +248,26 @@ def test_a_failing_scan_is_reported_and_caches_nothing(rule_project):
     second = engine.evaluate(rule_project.facts())
     assert second.outcomes[0].reasons == ("exists src/a.ts",) and second.errors == ()
     assert len(calls) == 2
+
+
+def test_a_rule_its_schema_marks_inactive_is_listed_but_never_active(rule_project):
+    import dataclasses
+
+    from rules_core import hookimpl
+    from rules_core.model import ParseResult
+
+    setup(rule_project, alwaysApply=True)
+
+    class Off:
+        @hookimpl(tryfirst=True)
+        def pi_rules_parse(self, rule_file, text, extra_keys):
+            from rules_plugins.schema_v1 import parse_v1
+
+            result = parse_v1(rule_file, text, extra_keys)
+            return ParseResult(dataclasses.replace(result.rule, inactive_reason="turned off in its own tool"))
+
+    engine = rule_project.engine(plugins=[("off", Off())])
+    o = engine.evaluate(rule_project.facts()).outcomes[0]
+    assert (o.status, o.reasons) == ("inactive", ("turned off in its own tool",))
+    entry = engine.explain(rule_project.facts(), "x").entries[0]
+    assert (entry.verdict, entry.reasons) == ("no-match", ("turned off in its own tool",))
