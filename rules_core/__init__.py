@@ -25,10 +25,21 @@ from .model import (
     Verdict,
 )
 from .git import current_branch
+from .session import (
+    Capture,
+    Session,
+    SessionState,
+    ToolDefinition,
+    ToolResultEffect,
+    Turn,
+    touched_entry,
+    touched_from_entries,
+)
 from .select import parse_max_tokens
 
 __all__ = [
     "READ_RULE_DESCRIPTION",
+    "Capture",
     "Discovery",
     "DiscoveryContext",
     "Engine",
@@ -44,6 +55,11 @@ __all__ = [
     "RuleError",
     "RuleFile",
     "SchemaKey",
+    "Session",
+    "SessionState",
+    "ToolDefinition",
+    "ToolResultEffect",
+    "Turn",
     "Verdict",
     "current_branch",
     "find_by_id",
@@ -52,4 +68,6 @@ __all__ = [
     "list_plugins",
     "make_plugin_manager",
     "parse_max_tokens",
+    "touched_entry",
+    "touched_from_entries",
 ]

@@ -147,6 +147,17 @@ class Hooks:
     def render(self, kind: str, data: Any) -> str | None:
         return self.pm.hook.pi_rules_render(kind=kind, data=data)
 
+    def capture_paths(self, host: str, tool: str, args: Any) -> list[str]:
+        """Raw path strings the host plugins read from one tool call's untrusted args."""
+        results = self._call_list(
+            "pi_rules_capture_paths", {"host": host, "tool": tool, "args": args}, lambda n, e: []
+        )
+        paths: list[str] = []
+        for result in results:
+            if isinstance(result, (list, tuple)):  # a faulty plugin may return anything
+                paths.extend(p for p in result if isinstance(p, str))
+        return paths
+
     def _call_list(
         self,
         name: str,

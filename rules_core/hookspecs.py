@@ -123,3 +123,14 @@ def pi_rules_render(kind: str, data: Any) -> str | None:
     ``check``, ``list``. firstresult: return ``None`` for kinds you do not render.
     """
 
+
+@hookspec
+def pi_rules_capture_paths(host: str, tool: str, args: Any) -> Sequence[str] | None:
+    """The paths a tool call names before it runs (RULE-SPEC §5 pre-execution capture).
+
+    List hook: every host plugin contributes. ``host`` names the agent (``"pi"``,
+    ``"claude-code"``, …); return ``None`` or ``[]`` for another host's calls and for
+    tools you do not know. ``tool`` and ``args`` are untrusted (any JSON shape): ignore
+    missing, non-mapping and non-string values, never raise. Return the raw path strings
+    in argument order; the session normalises, deduplicates and keeps first occurrences.
+    """

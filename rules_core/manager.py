@@ -44,6 +44,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "tokens": "rules_plugins.tokens",
     "markdown": "rules_plugins.markdown",
     "report": "rules_plugins.report",
+    "pi": "rules_plugins.pi_host",
 }
 
 

@@ -13,27 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from typing import Any, Mapping
 
 from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
-from ._lenient import dedupe, enabled, imported_rule, list_import_root, read_document, split_globs
-from .copilot import (
-    binary_text,
-    compiled,
-    explicit_description,
-    guarded,
-    kind_of,
-    stream_extra,
-    with_quote_hint,
+from ._lenient import (
+    describe, enabled, finish, glob_values, guarded, imported_rule, invalid, kind_of,
+    list_import_root, stream_extra,
 )
+from ._recovery import read_markdown
 
 NAME = "claude"
 ROOT = os.path.join(".claude", "rules")
-# CommonMark allows up to three spaces before an ATX heading's '#' run.
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>.*)$")
 
 
 @hookimpl
@@ -68,68 +60,41 @@ def _with_stem(rule_file: RuleFile) -> RuleFile:
 
 
 def _parse(rule_file: RuleFile, text: str) -> ParseResult:
-    damaged = binary_text(rule_file, text)
-    if damaged is not None:
-        return damaged
-    document = read_document(rule_file, text)
-    if isinstance(document, RuleError):
-        return ParseResult(None, (with_quote_hint(document, text),))
+    document = read_markdown(rule_file, text)
+    if isinstance(document, ParseResult):
+        return document
     data = document.data
-    errors: list[RuleError] = []
-    description = explicit_description(rule_file, data, errors)
-    globs = _paths(rule_file, data, errors)
-    if errors:
-        return ParseResult(None, tuple(errors))
-    rule = imported_rule(
-        rule_file,
-        description=description or first_heading(document.body) or rule_file.stem,
-        body=document.body,
-        globs=globs,
-        # Only the absence of ``paths`` means always; ``**`` stays an ordinary glob.
-        always_apply=not globs,
-        extra=stream_extra(data),
-    )
-    return compiled(rule)
+    problems: list[str] = []
+    description = describe(rule_file, data, problems, body=document.body)
+    globs = _paths(data, problems)
+    if problems:
+        return invalid(rule_file, *problems)
+    # Only the absence of ``paths`` means always; ``**`` stays an ordinary glob.
+    kept = {"description": description, "body": document.body, "extra": stream_extra(data)}
+    return finish(imported_rule(rule_file, globs=globs, always_apply=not globs, **kept))
 
 
-def _paths(rule_file: RuleFile, data: Mapping[str, Any], errors: list[RuleError]) -> tuple[str, ...]:
+def _paths(data: Mapping[str, Any], problems: list[str]) -> tuple[str, ...]:
     """The normalised globs; empty when the rule applies always (no ``paths``)."""
     if "paths" not in data:
         return ()
     value = data["paths"]
     fix = "remove the key to apply the rule always, or list globs such as 'src/**/*.ts'"
-    if isinstance(value, str):
-        globs = split_globs(value)
-    elif isinstance(value, list):
+    if isinstance(value, list):
         bad = next((i for i, v in enumerate(value, 1) if not isinstance(v, str)), None)
         if bad is not None:
             entry = value[bad - 1]
-            problem = (
+            problems.append(
                 f"paths entry {bad} is empty; delete the bare '-' line" if entry is None
                 else f"paths entry {bad} must be a glob string, got {kind_of(entry)}; quote it"
             )
-            errors.append(RuleError("invalid-value", rule_file.path, problem, rule_file.plugin))
             return ()
-        globs = dedupe(value)
-    else:
+    globs = glob_values(value)
+    if globs is None:
         shown = "empty" if value is None else f"{kind_of(value)}, not a glob string or a list of glob strings"
-        problem = f"paths is {shown}; {fix}"
-        errors.append(RuleError("invalid-value", rule_file.path, problem, rule_file.plugin))
+        problems.append(f"paths is {shown}; {fix}")
         return ()
     if not globs:
         # An empty ``paths`` is a slip, not a request for always-apply (RULE-SPEC §1).
-        problem = f"paths {value!r} names no glob; {fix}"
-        errors.append(RuleError("invalid-value", rule_file.path, problem, rule_file.plugin))
+        problems.append(f"paths {value!r} names no glob; {fix}")
     return globs
-
-
-def first_heading(body: str) -> str:
-    """The text of the first line that looks like an ATX heading (RULE-SPEC §1: fenced
-    code is not skipped); headings with no text are passed over."""
-    for line in body.split("\n"):
-        match = _HEADING.match(line)
-        if match:
-            text = match.group("text").strip()
-            if text:
-                return text
-    return ""

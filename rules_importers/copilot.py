@@ -9,41 +9,28 @@ Beyond the spec, and like oh-my-pi, the directories named in
 ``COPILOT_CUSTOM_INSTRUCTIONS_DIRS`` (Copilot CLI's own variable) contribute their
 ``.github/instructions`` as global rules: the user named them, so trust does not gate
 them, but ``PI_RULES_IMPORT`` does.
-
-The small helpers at the bottom are shared with the ``claude`` importer.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from rules_core import hookimpl
-from rules_core.compiled import compile_rule
-from rules_core.model import (
-    ORDER_GLOBAL,
-    DiscoveryContext,
-    ImporterInfo,
-    ParseResult,
-    Rule,
-    RuleError,
-    RuleFile,
-    SchemaKey,
-)
+from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
-from ._lenient import enabled, imported_rule, list_import_root, read_document, split_globs
+from ._lenient import (
+    describe, enabled, finish, guarded, imported_rule, invalid, kind_of, list_import_root,
+    split_globs, stream_extra,
+)
+from ._recovery import read_markdown
 
 NAME = "copilot"
 ROOT = os.path.join(".github", "instructions")
 SUFFIX = ".instructions.md"
 CUSTOM_DIRS_ENV = "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"
 ALL_FILES = "**"
-# The peers' stream-rule keys: kept verbatim for the stream-rules feature, never rejected.
-STREAM_KEYS = (
-    "condition", "astCondition", "scope", "interruptMode", "agents", "ttsr_trigger", "ttsrTrigger",
-)
 
 
 @hookimpl
@@ -114,7 +101,7 @@ def _custom_dirs(context: DiscoveryContext) -> list[RuleFile | RuleError]:
         seen.add(directory)
         found += _listed(
             context, os.path.join(directory, ROOT),
-            source="global", group=ORDER_GLOBAL, base=context.cwd, scope=f"{len(seen):04d}",
+            source="global", base=context.cwd, scope=f"{len(seen):04d}",
         )
     return found
 
@@ -126,30 +113,21 @@ def _expand_home(entry: str, home: str | None) -> str | None:
 
 
 def _parse(rule_file: RuleFile, text: str) -> ParseResult:
-    damaged = binary_text(rule_file, text)
-    if damaged is not None:
-        return damaged
-    document = read_document(rule_file, text)
-    if isinstance(document, RuleError):
-        return ParseResult(None, (with_quote_hint(document, text),))
+    document = read_markdown(rule_file, text)
+    if isinstance(document, ParseResult):
+        return document
     data = document.data
-    errors: list[RuleError] = []
-    description = explicit_description(rule_file, data, errors)
-    globs = _apply_to(rule_file, data, errors)
-    if errors:
-        return ParseResult(None, tuple(errors))
-    rule = imported_rule(
-        rule_file,
-        description=description or file_stem(rule_file),
-        body=document.body,
-        globs=globs,
-        always_apply=not globs or ALL_FILES in globs,
-        extra=stream_extra(data),
-    )
-    return compiled(rule)
+    problems: list[str] = []
+    # Copilot's fallback is the stem, never a heading (RULE-SPEC §1).
+    description = describe(rule_file, data, problems, body=None)
+    globs = _apply_to(data, problems)
+    if problems:
+        return invalid(rule_file, *problems)
+    kept = {"description": description, "body": document.body, "extra": stream_extra(data)}
+    return finish(imported_rule(rule_file, globs=globs, always_apply=not globs or ALL_FILES in globs, **kept))
 
 
-def _apply_to(rule_file: RuleFile, data: Mapping[str, Any], errors: list[RuleError]) -> tuple[str, ...]:
+def _apply_to(data: Mapping[str, Any], problems: list[str]) -> tuple[str, ...]:
     """The normalised globs; empty when the rule applies always (no ``applyTo``)."""
     if "applyTo" not in data:
         return ()
@@ -171,101 +149,5 @@ def _apply_to(rule_file: RuleFile, data: Mapping[str, Any], errors: list[RuleErr
         problem = f"applyTo is empty; {fix}"
     else:
         problem = f"applyTo must be a string of comma-separated globs, got {kind_of(value)}; quote it"
-    errors.append(RuleError("invalid-value", rule_file.path, problem, rule_file.plugin))
+    problems.append(problem)
     return ()
-
-
-# -- helpers shared with the claude importer (candidates for _lenient) ---------------------
-
-
-def guarded(rule_file: RuleFile, parse: Callable[[], ParseResult]) -> ParseResult:
-    """A parser bug must cost one file, not the whole discovery (the engine would
-    otherwise drop every rule of the pass)."""
-    try:
-        return parse()
-    except Exception as exc:  # noqa: BLE001 - reported as a value, never raised
-        return ParseResult(None, (RuleError(
-            "read-failure", rule_file.path,
-            f"pi-rules could not read this file (internal error {type(exc).__name__}: {exc}); "
-            "please report this",
-            rule_file.plugin,
-        ),))
-
-
-def binary_text(rule_file: RuleFile, text: str) -> ParseResult | None:
-    """Imports need no frontmatter, so a binary file that happens to be valid UTF-8
-    would otherwise become an always-on rule injecting NUL bytes into the prompt."""
-    if "\x00" not in text:
-        return None
-    return ParseResult(None, (RuleError(
-        "read-failure", rule_file.path,
-        "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text",
-        rule_file.plugin,
-    ),))
-
-
-def explicit_description(
-    rule_file: RuleFile, data: Mapping[str, Any], errors: list[RuleError]
-) -> str:
-    """The trimmed ``description``; empty when absent or blank (``description:`` with
-    nothing after it is blank, not a type error)."""
-    value = data.get("description")
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    errors.append(RuleError(
-        "invalid-value", rule_file.path,
-        f"description must be a string, got {kind_of(value)}; quote it or remove the key",
-        rule_file.plugin,
-    ))
-    return ""
-
-
-def stream_extra(data: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: data[key] for key in STREAM_KEYS if key in data}
-
-
-def compiled(rule: Rule) -> ParseResult:
-    """Compile the globs once; an uncompilable one loads the rule, never matches, and is
-    reported (CONTRACT §2 "Globs")."""
-    result, problems = compile_rule(rule.globs, None, None)
-    soft = tuple(RuleError("invalid-value", rule.file.path, p, rule.file.plugin) for p in problems)
-    return ParseResult(dataclasses.replace(rule, compiled=result), soft)
-
-
-# A plain YAML scalar cannot start with these; unquoted globs (``**/*.ts``,
-# ``{src,lib}/**``) are the usual way a real-world rule file breaks its frontmatter.
-_UNQUOTED = re.compile(
-    r"^(?P<lead>[ \t]*(?:[A-Za-z_][\w-]*[ \t]*:|-)[ \t]+)(?P<value>[*&!{%@`][^\n]*?)[ \t]*$"
-)
-_GENERIC_HINT = "check indentation and quote values containing ': ', '#', '*', '&', '[' or '{'"
-
-
-def with_quote_hint(error: RuleError, text: str) -> RuleError:
-    """Name the exact quoted line that fixes an unquoted glob, when the YAML error
-    message does not already say it."""
-    if not error.message.startswith("invalid YAML") or "quote the value" in error.message:
-        return error
-    for line in text.split("\n")[1:]:
-        if line.rstrip(" \t") == "---":
-            break
-        match = _UNQUOTED.match(line)
-        if match:
-            fixed = match.group("value").replace("\\", "\\\\").replace('"', '\\"')
-            lead = match.group("lead").strip()
-            hint = f'quote the value: {lead} "{fixed}"'
-            if _GENERIC_HINT in error.message:
-                message = error.message.replace(_GENERIC_HINT, hint)
-            else:
-                message = f"{error.message}; {hint}"
-            return RuleError(error.kind, error.path, message, error.plugin)
-    return error
-
-
-def kind_of(value: object) -> str:
-    """``a number (3)``: what the YAML value is, shortened for a one-line message."""
-    kind = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
-    shown = repr(value)
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"{kind.get(type(value), type(value).__name__)} ({shown})"

@@ -1,5 +1,5 @@
 """The ``windsurf`` importer: Windsurf (Devin Desktop) rules, read in place
-(docs/importers-windsurf.md).
+(docs/importers.md (the windsurf importer)).
 
 Project files (trusted projects only): ``<cwd>/.windsurf/rules/*.md``, then
 ``<cwd>/.devin/rules/*.md`` (the folder current builds prefer), then the legacy
@@ -15,10 +15,12 @@ from typing import Any, Mapping
 
 from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
-from rules_importers._lenient import enabled, enabled_globally, imported_rule, list_import_root
-from rules_importers.cursor import (
-    describe, finish, flag, glob_list, plain_rule, read_frontmatter, shown, single_file, stream_extra,
+
+from ._lenient import (
+    describe, enabled, enabled_globally, finish, glob_list, imported_rule, invalid, kind_of, list_flat,
+    plain_rule, single_file, stream_extra,
 )
+from ._recovery import flag, read_document
 
 NAME = "windsurf"
 RULES_DIRS = (os.path.join(".windsurf", "rules"), os.path.join(".devin", "rules"))
@@ -45,10 +47,9 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
     if enabled(context, NAME):
         for offset, directory in enumerate(RULES_DIRS):
             root = os.path.join(context.cwd, directory)
-            listed = list_import_root(context, NAME, root, accept=_is_markdown, rank_offset=offset)
             # Windsurf reads its rules folders flat; a subfolder (an archive, drafts) is
             # not rules, so neither its files nor its faults are reported.
-            found += [item for item in listed if os.path.dirname(item.path) == root or item.path == root]
+            found += list_flat(context, NAME, root, accept=_is_markdown, base=context.cwd, rank_offset=offset)
         legacy = os.path.join(context.cwd, LEGACY)
         found += single_file(context, NAME, legacy, id_stem="windsurfrules", rank_offset=len(RULES_DIRS))
     if enabled_globally(context, NAME):
@@ -64,14 +65,14 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
     # Both single files are plain text Windsurf injects whole, every time.
     if rule_file.relative_path == LEGACY or rule_file.source == "global":
         return plain_rule(rule_file, text)
-    doc = read_frontmatter(rule_file, text)
+    doc = read_document(rule_file, text, dialect="cursor")  # as Cursor's files are read
     if isinstance(doc, RuleError):
         return ParseResult(None, (doc,))
     problems: list[str] = []
     mode, globs = _activation(doc.data, problems)
-    description = describe(rule_file, doc, problems)
+    description = describe(rule_file, doc.data, problems, body=doc.body, closing=True, show="scalar")
     if problems:
-        return ParseResult(None, tuple(RuleError("invalid-value", rule_file.path, p, NAME) for p in problems))
+        return invalid(rule_file, *problems)
     rule = imported_rule(
         rule_file, description=description, body=doc.body, always_apply=mode == "always",
         globs=globs if mode == "glob" else (),
@@ -92,7 +93,7 @@ def _activation(data: Mapping[str, Any], problems: list[str]) -> tuple[str, tupl
         return ("glob", globs) if globs else ("on-demand", ())
     allowed = ", ".join(TRIGGERS)
     if not isinstance(trigger, str):
-        problems.append(f"trigger must be one of {allowed}, got {shown(trigger)}; write trigger: always_on")
+        problems.append(f"trigger must be one of {allowed}, got {kind_of(trigger, 'scalar')}; write trigger: always_on")
         return "on-demand", ()
     name = trigger.strip().lower()
     name = _ALIASES.get(name, name)

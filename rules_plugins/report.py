@@ -131,6 +131,8 @@ def render_list(discovery: Discovery, cwd: str) -> str:
 
 
 def describe_conditions(rule: Rule) -> str:
+    if rule.inactive_reason is not None:
+        return safe_line(rule.inactive_reason)
     if rule.always_apply:
         return "alwaysApply"
     parts = []

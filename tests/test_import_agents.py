@@ -5,48 +5,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from rules_core.cli import main
 from rules_core.testing import make_rules, rule_text
 
-FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "agents"
+from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
+from importer_helpers import by_id, copy_fixture, deny_listing, discover, error_rows, evaluate, git_init, outcomes
 
-
-def git_init(path: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
+errors = error_rows
 
 
 @pytest.fixture
 def repo(rule_project):
     """The real-world-shaped fixture repository, copied and made a git root."""
-    shutil.copytree(FIXTURE, rule_project.cwd, dirs_exist_ok=True)
-    git_init(rule_project.cwd)
-    return rule_project
-
-
-def discover(project, cwd: Path | None = None, trusted: bool = True):
-    return project.engine().discover(str(cwd or project.cwd), trusted)
-
-
-def by_id(project, cwd: Path | None = None):
-    return {r.id: r for r in discover(project, cwd).rules}
-
-
-def evaluate(project, cwd: Path | None = None, **facts):
-    return project.engine().evaluate(project.facts(cwd=str(cwd or project.cwd), **facts))
-
-
-def outcomes(project, cwd: Path | None = None, **facts):
-    return {o.rule.id: o for o in evaluate(project, cwd, **facts).outcomes}
-
-
-def errors(project, cwd: Path | None = None):
-    return [(e.kind, e.path, e.message) for e in discover(project, cwd).errors]
+    return copy_fixture(rule_project, "agents", git=True)
 
 
 def error_of(project, text: str, name: str = ".agents/rules/bad.md") -> tuple[str, str]:
@@ -89,11 +63,10 @@ def test_subfolders_and_workflows_are_not_rules(repo):
     assert str(repo.cwd / ".agent/workflows/deploy.md") not in paths
 
 
-def test_list_json_names_the_real_file(repo, monkeypatch, capsys):
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "--json", "list"]) == 0
-    rules = {r["id"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+def test_list_json_names_the_real_file(repo, cli):
+    code, out = cli(repo, "--json", "list")
+    assert code == 0
+    rules = {r["id"]: r for r in json.loads(out)["rules"]}
     assert rules["dba-persona"] == {
         "id": "dba-persona", "relativePath": "dba-persona.md", "path": str(repo.cwd / ".agent/rules/dba-persona.md"),
         "source": "project", "plugin": "agents",
@@ -143,12 +116,11 @@ def test_always_apply_true_is_always_applied(repo):
     assert rule.always_apply and rule.description == "Commit message format"
 
 
-def test_description_only_is_fetchable_on_demand(repo, monkeypatch, capsys):
+def test_description_only_is_fetchable_on_demand(repo, cli):
     rule = by_id(repo)["code-review"]
     assert (rule.load, rule.globs, rule.always_apply) == ("on-demand", (), False)
-    monkeypatch.setenv("HOME", str(repo.home))
-    assert main(["--cwd", str(repo.cwd), "read", "code-review.md"]) == 0
-    assert capsys.readouterr().out.startswith("Check tests first")
+    code, out = cli(repo, "read", "code-review.md")
+    assert code == 0 and out.startswith("Check tests first")
 
 
 def test_no_keys_at_all_is_on_demand_described_by_heading_then_stem(repo):
@@ -169,14 +141,13 @@ def test_comma_string_globs_split_only_outside_braces(repo):
     assert by_id(repo)["errors"].globs == ("src/**/*.{ts,tsx}", "lib/**")
 
 
-def test_stream_rule_keys_are_kept_verbatim_and_shown(repo, monkeypatch, capsys):
+def test_stream_rule_keys_are_kept_verbatim_and_shown(repo, cli):
     rule = by_id(repo)["no-console"]
     assert dict(rule.extra) == {"condition": "console\\.log\\(", "scope": "tool:edit(*.ts), tool:write(*.ts)",
                                 "interruptMode": "tool-only", "agents": ["main", "reviewer"]}
     assert rule.load == "on-demand"
-    monkeypatch.setenv("HOME", str(repo.home))
-    assert main(["--cwd", str(repo.cwd), "show", "no-console"]) == 0
-    shown = capsys.readouterr().out
+    code, shown = cli(repo, "show", "no-console")
+    assert code == 0
     assert "agents: main, reviewer" in shown and "interruptMode: tool-only" in shown
 
 
@@ -441,29 +412,19 @@ def test_broken_symlinks_are_reported(rule_project):
 def test_an_unlistable_rules_folder_is_source_unreadable(rule_project, monkeypatch):
     folder = rule_project.cwd / ".agents" / "rules"
     folder.mkdir(parents=True)
-    real_scandir = os.scandir
-
-    def scandir(path="."):
-        if os.fspath(path) == str(folder):  # chmod 0 does not stop root, so fail it here
-            raise PermissionError(13, "Permission denied")
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    deny_listing(monkeypatch, folder)
     assert [(k, p) for k, p, _ in errors(rule_project)] == [("source-unreadable", str(folder))]
 
 
 # -- turning it off ------------------------------------------------------------------------------
 
 
-def test_import_none_reads_nothing_not_even_a_stat(repo, monkeypatch):
+def test_import_none_reads_nothing_not_even_a_stat(repo, record):
     user_files(repo.home)
     repo.env["PI_RULES_IMPORT"] = "NONE"
-    seen: list[str] = []
-    real_stat, real_scandir = os.stat, os.scandir
-    monkeypatch.setattr(os, "stat", lambda p, *a, **k: seen.append(os.fspath(p)) or real_stat(p, *a, **k))
-    monkeypatch.setattr(os, "scandir", lambda p=".": seen.append(os.fspath(p)) or real_scandir(p))
+    record.clear()
     assert {r.file.plugin for r in discover(repo).rules} == {"global"}
-    assert [p for p in seen if any(f"/{d}" in p for d in (".agent", ".omp", ".xcsh"))] == []
+    assert [p for p in record if any(f"/{d}" in p for d in (".agent", ".omp", ".xcsh"))] == []
 
 
 def test_selecting_another_importer_turns_agents_off(repo):
@@ -474,17 +435,15 @@ def test_selecting_another_importer_turns_agents_off(repo):
     assert len([r for r in discover(repo).rules if r.file.plugin == "agents"]) == 13 + 6
 
 
-def test_blocking_the_plugin_turns_it_off(repo, monkeypatch, capsys):
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "-p", "no:agents", "--json", "list"]) == 0
-    assert json.loads(capsys.readouterr().out)["rules"] == []
+def test_blocking_the_plugin_turns_it_off(repo, cli):
+    code, out = cli(repo, "-p", "no:agents", "--json", "list")
+    assert code == 0 and json.loads(out)["rules"] == []
 
 
-def test_agents_is_an_importer_on_by_default(repo, monkeypatch, capsys):
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "plugins"]) == 0
-    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("agents") and "enabled" in l)
+def test_agents_is_an_importer_on_by_default(repo, cli):
+    code, out = cli(repo, "plugins")
+    assert code == 0
+    line = next(l for l in out.splitlines() if l.strip().startswith("agents") and "enabled" in l)
     assert ".agent(s)/rules" in line
 
 
@@ -492,14 +451,7 @@ def test_an_unlistable_config_folder_stops_the_sticky_walk_with_an_error(rule_pr
     git_init(rule_project.cwd)
     rule_project.write({".omp/RULES.md": "Root.\n", "pkg/.omp/x": ""})
     folder = rule_project.cwd / "pkg" / ".omp"
-    real_scandir = os.scandir
-
-    def scandir(path="."):
-        if os.fspath(path) == str(folder):
-            raise PermissionError(13, "Permission denied")
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    deny_listing(monkeypatch, folder)
     cwd = rule_project.cwd / "pkg"
     assert discover(rule_project, cwd).rules == ()
     assert [(k, p) for k, p, _ in errors(rule_project, cwd)] == [("source-unreadable", str(folder))]

@@ -6,30 +6,30 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from rules_core.cli import main
 from rules_core.testing import rule_text
 
-FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "claude"
+from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
+from importer_helpers import (
+    by_id, copy_fixture, deny_listing, discover, evaluate_and_explain, git_init, plugin_errors, sole_error,
+    sole_rule, status, text_with_keys,
+)
+
 RULES = ".claude/rules"
 NAME = "claude"
 
 
 # -- helpers -----------------------------------------------------------------------------
 
-
-def claude_rule(body: str = "Follow the rule.", **front: object) -> str:
-    """A Claude rule file; ``front`` is written as raw ``key: value`` lines."""
-    if not front:
-        return body + "\n"
-    lines = "".join(f"{key}: {value}\n" for key, value in front.items())
-    return f"---\n{lines}---\n{body}\n"
+claude_rule = text_with_keys  # a Claude rule file
+mine = partial(by_id, plugin=NAME)  # this importer's rules by id (others may be installed alongside)
+only = partial(sole_rule, plugin=NAME)
+errors = partial(plugin_errors, plugin=NAME)
+only_error = partial(sole_error, plugin=NAME)
 
 
 def write(project, name: str, text: str | bytes) -> Path:
@@ -37,40 +37,10 @@ def write(project, name: str, text: str | bytes) -> Path:
     return project.cwd / RULES / name
 
 
-def discover(project, trusted: bool = True):
-    return project.engine().discover(str(project.cwd), trusted)
-
-
-def mine(project, trusted: bool = True) -> dict:
-    """This importer's rules by id (other importers may be installed alongside)."""
-    return {r.id: r for r in discover(project, trusted).rules if r.file.plugin == NAME}
-
-
-def only(project):
-    (rule,) = mine(project).values()
-    return rule
-
-
-def errors(project) -> list:
-    return [e for e in discover(project).errors if e.plugin == NAME]
-
-
-def only_error(project):
-    (error,) = errors(project)
-    return error
-
-
-def status(project, rule_id: str, **facts) -> tuple[str, tuple[str, ...]]:
-    evaluation = project.engine().evaluate(project.facts(**facts))
-    outcome = next(o for o in evaluation.outcomes if o.rule.id == rule_id)
-    return outcome.status, outcome.reasons
-
-
 @pytest.fixture
 def repo(rule_project):
     """The real-world-shaped fixture repository, copied into the test's project."""
-    shutil.copytree(FIXTURE, rule_project.cwd, dirs_exist_ok=True)
-    return rule_project
+    return copy_fixture(rule_project, "claude")
 
 
 # -- the fixture repository --------------------------------------------------------------
@@ -132,11 +102,10 @@ def test_fixture_security_ignores_globs_and_always_apply_keys(repo):
     assert rule.description == "security"
 
 
-def test_fixture_list_json_names_plugin_paths_and_descriptions(repo, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "--json", "list"]) == 0
-    data = json.loads(capsys.readouterr().out)
+def test_fixture_list_json_names_plugin_paths_and_descriptions(repo, cli):
+    code, out = cli(repo, "--json", "list")
+    assert code == 0
+    data = json.loads(out)
     rows = {r["id"]: r for r in data["rules"] if r["plugin"] == NAME}
     assert rows["api"] == {
         "id": "api",
@@ -332,7 +301,7 @@ def test_body_without_frontmatter_is_the_whole_file(rule_project):
     assert only(rule_project).body == "\n# Title\n\nBody.\n\n"
 
 
-def test_stream_rule_keys_are_kept_verbatim_and_shown(rule_project, capsys, monkeypatch):
+def test_stream_rule_keys_are_kept_verbatim_and_shown(rule_project, cli):
     write(rule_project, "x.md", claude_rule(
         paths="src/**", condition="'TODO'", astCondition="['console.log($A)']", agents="[main]",
         ttsr_trigger="'FIXME'",
@@ -340,10 +309,8 @@ def test_stream_rule_keys_are_kept_verbatim_and_shown(rule_project, capsys, monk
     assert dict(only(rule_project).extra) == {
         "condition": "TODO", "astCondition": ["console.log($A)"], "agents": ["main"], "ttsr_trigger": "FIXME",
     }
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(rule_project.cwd), "show", "x"]) == 0
-    assert "astCondition: console.log($A)" in capsys.readouterr().out
+    code, out = cli(rule_project, "show", "x")
+    assert code == 0 and "astCondition: console.log($A)" in out
 
 
 # -- an ordinary project rule -------------------------------------------------------------
@@ -370,7 +337,7 @@ def test_globs_are_relative_to_cwd_not_to_the_importer_root(rule_project):
 
 
 def test_in_a_subdirectory_of_a_repository_only_cwd_rules_are_read(rule_project):
-    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
+    git_init(rule_project.cwd)
     rule_project.write({f"{RULES}/root.md": "Root.\n", f"pkg/{RULES}/pkg.md": claude_rule(paths="src/**")})
     cwd = rule_project.cwd / "pkg"
     rules = [r for r in rule_project.engine().discover(str(cwd)).rules if r.file.plugin == NAME]
@@ -429,44 +396,6 @@ def test_parsed_once_and_reparsed_when_the_file_changes(rule_project):
 
 # -- trust and PI_RULES_IMPORT --------------------------------------------------------------
 
-_recording: list[str] | None = None
-
-
-def _audit(event: str, args: tuple) -> None:
-    if _recording is not None and event in ("open", "os.scandir", "os.listdir") and args:
-        _record(args[0])
-
-
-def _record(path: object) -> None:
-    if _recording is not None and isinstance(path, (str, bytes, os.PathLike)):
-        _recording.append(os.path.abspath(os.fsdecode(path)))
-
-
-sys.addaudithook(_audit)
-
-
-@pytest.fixture
-def record(monkeypatch):
-    global _recording
-    real_stat, real_lstat = os.stat, os.lstat
-
-    def stat(path, *args, **kwargs):
-        _record(path)
-        return real_stat(path, *args, **kwargs)
-
-    def lstat(path, *args, **kwargs):
-        _record(path)
-        return real_lstat(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "stat", stat)
-    monkeypatch.setattr(os, "lstat", lstat)
-    _recording = []
-    try:
-        yield _recording
-    finally:
-        _recording = None
-
-
 def test_untrusted_project_reads_no_claude_file(rule_project, record):
     write(rule_project, "x.md", "Body.\n")
     record.clear()
@@ -480,10 +409,7 @@ def test_pi_rules_import_none_reads_nothing_of_claude_rules(rule_project, record
     write(rule_project, "x.md", "Body.\n")
     rule_project.env["PI_RULES_IMPORT"] = value
     record.clear()
-    engine = rule_project.engine()
-    facts = rule_project.facts(touched=["src/a.ts"], prompt="typescript")
-    engine.evaluate(facts)
-    engine.explain(facts, "src/a.ts")
+    evaluate_and_explain(rule_project)
     assert mine(rule_project) == {}
     assert [p for p in record if ".claude" in p] == []
 
@@ -509,11 +435,9 @@ def test_blocking_the_plugin_turns_it_off(rule_project):
     assert [r for r in rules if r.file.plugin == NAME] == []
 
 
-def test_claude_is_a_default_importer_shown_by_plugins(capsys, monkeypatch, rule_project):
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["plugins"]) == 0
-    assert "claude" in capsys.readouterr().out
+def test_claude_is_a_default_importer_shown_by_plugins(cli, rule_project):
+    code, out = cli(rule_project, "plugins")
+    assert code == 0 and "claude" in out
 
 
 def test_home_claude_rules_are_not_read(rule_project, record):
@@ -628,12 +552,10 @@ def test_an_uncompilable_glob_loads_the_rule_and_is_reported(rule_project):
     assert status(rule_project, "x", touched=["src/a.ts"])[0] == "active"
 
 
-def test_check_names_the_real_file_and_exits_1(rule_project, capsys, monkeypatch):
+def test_check_names_the_real_file_and_exits_1(rule_project, cli):
     write(rule_project, "x.md", claude_rule(paths="[]"))
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(rule_project.cwd), "check"]) == 1
-    assert "invalid-value .claude/rules/x.md: paths [] names no glob" in capsys.readouterr().out
+    code, out = cli(rule_project, "check")
+    assert code == 1 and "invalid-value .claude/rules/x.md: paths [] names no glob" in out
 
 
 # -- hostile files ------------------------------------------------------------------------
@@ -673,14 +595,7 @@ def test_fifo_named_like_a_rule_is_reported_without_blocking(rule_project):
 def test_unlistable_directory_is_source_unreadable(rule_project, monkeypatch):
     root = rule_project.cwd / RULES
     root.mkdir(parents=True)
-    real_scandir = os.scandir
-
-    def scandir(path="."):
-        if os.fspath(path) == str(root):
-            raise PermissionError(13, "Permission denied")
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    deny_listing(monkeypatch, root)
     error = only_error(rule_project)
     assert (error.kind, error.path, error.plugin) == ("source-unreadable", str(root), "claude")
 

@@ -4,46 +4,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from rules_core.cli import main
 from rules_core.testing import rule_text
 
-FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "cline"
-RULES = FIXTURE / ".clinerules"
+from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
+from importer_helpers import FIXTURES, by_id, copy_fixture, deny_listing, discover, error_rows, git_init, outcomes
 
-
-def git_init(path: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
+RULES = FIXTURES / "cline" / ".clinerules"
+errors = error_rows
 
 
 @pytest.fixture
 def repo(rule_project):
     """The real-world-shaped fixture repository, copied and made a git root."""
-    shutil.copytree(FIXTURE, rule_project.cwd, dirs_exist_ok=True)
-    git_init(rule_project.cwd)
-    return rule_project
-
-
-def discover(project, cwd: Path | None = None):
-    return project.engine().discover(str(cwd or project.cwd))
-
-
-def by_id(project, cwd: Path | None = None):
-    return {r.id: r for r in discover(project, cwd).rules}
-
-
-def outcomes(project, cwd: Path | None = None, **facts):
-    evaluation = project.engine().evaluate(project.facts(cwd=str(cwd or project.cwd), **facts))
-    return {o.rule.id: o for o in evaluation.outcomes}
-
-
-def errors(project, cwd: Path | None = None):
-    return [(e.kind, e.path, e.message) for e in discover(project, cwd).errors]
+    return copy_fixture(rule_project, "cline", git=True)
 
 
 # -- the fixture repository ----------------------------------------------------------
@@ -73,11 +49,10 @@ def test_workflows_hooks_skills_subfolders_and_hidden_files_are_not_rules(repo):
         assert str(repo.cwd / ".clinerules" / skipped) not in paths
 
 
-def test_list_json_names_the_real_file_and_the_reference_path(repo, monkeypatch, capsys):
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "--json", "list"]) == 0
-    rules = {r["id"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+def test_list_json_names_the_real_file_and_the_reference_path(repo, cli):
+    code, out = cli(repo, "--json", "list")
+    assert code == 0
+    rules = {r["id"]: r for r in json.loads(out)["rules"]}
     assert rules["02-react-components"] == {
         "id": "02-react-components", "relativePath": "02-react-components.md",
         "path": str(repo.cwd / ".clinerules" / "02-react-components.md"), "source": "project",
@@ -157,12 +132,11 @@ def test_an_empty_rule_file_is_listed_but_never_activates(repo):
     assert outcome.reasons == ("turned off: the file is empty, and Cline skips empty rules",)
 
 
-def test_stream_rule_keys_are_kept_verbatim_and_shown(repo, monkeypatch, capsys):
+def test_stream_rule_keys_are_kept_verbatim_and_shown(repo, cli):
     rule = by_id(repo)["07-no-console"]
     assert dict(rule.extra) == {"condition": "console\\.log", "scope": "tool:edit(*.ts)", "interruptMode": "always"}
-    monkeypatch.setenv("HOME", str(repo.home))
-    assert main(["--cwd", str(repo.cwd), "show", "07-no-console"]) == 0
-    shown = capsys.readouterr().out
+    code, shown = cli(repo, "show", "07-no-console")
+    assert code == 0
     assert "condition: console\\.log" in shown and "interruptMode: always" in shown
 
 
@@ -343,14 +317,7 @@ def test_a_broken_clinerules_symlink_is_reported(rule_project):
 def test_an_unlistable_clinerules_folder_is_source_unreadable(rule_project, monkeypatch):
     folder = rule_project.cwd / ".clinerules"
     folder.mkdir()
-    real_scandir = os.scandir
-
-    def scandir(path="."):
-        if os.fspath(path) == str(folder):  # chmod 0 does not stop root, so fail it here
-            raise PermissionError(13, "Permission denied")
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    deny_listing(monkeypatch, folder)
     ((kind, path, message),) = errors(rule_project)
     assert (kind, path) == ("source-unreadable", str(folder)) and "Permission denied" in message
 
@@ -358,14 +325,11 @@ def test_an_unlistable_clinerules_folder_is_source_unreadable(rule_project, monk
 # -- turning it off ----------------------------------------------------------------------
 
 
-def test_import_none_reads_nothing_not_even_a_stat(repo, monkeypatch):
+def test_import_none_reads_nothing_not_even_a_stat(repo, record):
     repo.env["PI_RULES_IMPORT"] = "none"
-    seen: list[str] = []
-    real_stat, real_scandir = os.stat, os.scandir
-    monkeypatch.setattr(os, "stat", lambda p, *a, **k: seen.append(os.fspath(p)) or real_stat(p, *a, **k))
-    monkeypatch.setattr(os, "scandir", lambda p=".": seen.append(os.fspath(p)) or real_scandir(p))
+    record.clear()
     assert discover(repo).rules == ()
-    assert [p for p in seen if ".clinerules" in p or ".cline" in p] == []
+    assert [p for p in record if ".clinerules" in p or ".cline" in p] == []
 
 
 def test_selecting_another_importer_turns_cline_off(repo):
@@ -375,19 +339,17 @@ def test_selecting_another_importer_turns_cline_off(repo):
     assert len(discover(repo).rules) == 8
 
 
-def test_blocking_the_plugin_turns_it_off(repo, monkeypatch, capsys):
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "-p", "no:cline", "--json", "list"]) == 0
-    assert json.loads(capsys.readouterr().out)["rules"] == []
+def test_blocking_the_plugin_turns_it_off(repo, cli):
+    code, out = cli(repo, "-p", "no:cline", "--json", "list")
+    assert code == 0 and json.loads(out)["rules"] == []
 
 
 def test_an_untrusted_project_reads_no_cline_file(repo):
     assert repo.engine().discover(str(repo.cwd), trusted=False).rules == ()
 
 
-def test_cline_is_an_importer_on_by_default(repo, monkeypatch, capsys):
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "plugins"]) == 0
-    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("cline") and "enabled" in l)
+def test_cline_is_an_importer_on_by_default(repo, cli):
+    code, out = cli(repo, "plugins")
+    assert code == 0
+    line = next(l for l in out.splitlines() if l.strip().startswith("cline") and "enabled" in l)
     assert "nearest .clinerules" in line

@@ -6,30 +6,30 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from rules_core.cli import main
 from rules_core.testing import rule_text
 
-FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "copilot"
+from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
+from importer_helpers import (
+    by_id, copy_fixture, deny_listing, discover, evaluate_and_explain, git_init, plugin_errors, sole_error,
+    sole_rule, status, text_with_keys,
+)
+
 INSTRUCTIONS = ".github/instructions"
 NAME = "copilot"
 
 
 # -- helpers -----------------------------------------------------------------------------
 
-
-def instructions(body: str = "Follow the rule.", **front: object) -> str:
-    """A Copilot instructions file; ``front`` is written as raw ``key: value`` lines."""
-    if not front:
-        return body + "\n"
-    lines = "".join(f"{key}: {value}\n" for key, value in front.items())
-    return f"---\n{lines}---\n{body}\n"
+instructions = text_with_keys  # a Copilot instructions file
+mine = partial(by_id, plugin=NAME)  # this importer's rules by id (others may be installed alongside)
+only = partial(sole_rule, plugin=NAME)
+errors = partial(plugin_errors, plugin=NAME)
+only_error = partial(sole_error, plugin=NAME)
 
 
 def write(project, name: str, text: str | bytes) -> Path:
@@ -37,40 +37,10 @@ def write(project, name: str, text: str | bytes) -> Path:
     return project.cwd / INSTRUCTIONS / name
 
 
-def discover(project, trusted: bool = True):
-    return project.engine().discover(str(project.cwd), trusted)
-
-
-def mine(project, trusted: bool = True) -> dict:
-    """This importer's rules by id (other importers may be installed alongside)."""
-    return {r.id: r for r in discover(project, trusted).rules if r.file.plugin == NAME}
-
-
-def only(project):
-    (rule,) = mine(project).values()
-    return rule
-
-
-def errors(project) -> list:
-    return [e for e in discover(project).errors if e.plugin == NAME]
-
-
-def only_error(project):
-    (error,) = errors(project)
-    return error
-
-
-def status(project, rule_id: str, **facts) -> tuple[str, tuple[str, ...]]:
-    evaluation = project.engine().evaluate(project.facts(**facts))
-    outcome = next(o for o in evaluation.outcomes if o.rule.id == rule_id)
-    return outcome.status, outcome.reasons
-
-
 @pytest.fixture
 def repo(rule_project):
     """The real-world-shaped fixture repository, copied into the test's project."""
-    shutil.copytree(FIXTURE, rule_project.cwd, dirs_exist_ok=True)
-    return rule_project
+    return copy_fixture(rule_project, "copilot")
 
 
 # -- the fixture repository --------------------------------------------------------------
@@ -137,24 +107,21 @@ def test_fixture_react_keeps_brace_sets_and_ignores_name_and_exclude_agent(repo)
     assert status(repo, "react", touched=["src/components/App.tsx"])[0] == "active"
 
 
-def test_fixture_stream_rule_keys_are_kept_verbatim_and_shown(repo, capsys, monkeypatch):
+def test_fixture_stream_rule_keys_are_kept_verbatim_and_shown(repo, cli):
     rule = mine(repo)["no-console"]
     assert dict(rule.extra) == {
         "condition": "console\\.log\\(", "interruptMode": "tool-only", "scope": "tool:edit(*.ts)",
     }
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "show", "no-console"]) == 0
-    out = capsys.readouterr().out
+    code, out = cli(repo, "show", "no-console")
+    assert code == 0
     assert "condition: console\\.log\\(" in out and "interruptMode: tool-only" in out
 
 
-def test_fixture_list_json_names_plugin_paths_and_descriptions(repo, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(repo.home))
-    for name in ("PI_RULES_IMPORT", "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"):
-        monkeypatch.delenv(name, raising=False)
-    assert main(["--cwd", str(repo.cwd), "--json", "list"]) == 0
-    data = json.loads(capsys.readouterr().out)
+def test_fixture_list_json_names_plugin_paths_and_descriptions(repo, cli, monkeypatch):
+    monkeypatch.delenv("COPILOT_CUSTOM_INSTRUCTIONS_DIRS", raising=False)
+    code, out = cli(repo, "--json", "list")
+    assert code == 0
+    data = json.loads(out)
     rows = {r["id"]: r for r in data["rules"] if r["plugin"] == NAME}
     assert rows["typescript"] == {
         "id": "typescript",
@@ -356,7 +323,7 @@ def test_spec_example_one_namespace_typescript_in_three_places_and_global(rule_p
 
 def test_order_cwd_ancestor_nested_copilot_then_claude_then_global(rule_project):
     root = rule_project.cwd
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    git_init(root)
     cwd = root / "app"
     rule_project.write({
         ".pi/rules/a.md": rule_text(globs=["x"]),
@@ -391,7 +358,7 @@ def test_globs_are_relative_to_cwd_not_to_the_importer_root(rule_project):
 
 
 def test_in_a_subdirectory_of_a_repository_only_cwd_instructions_are_read(rule_project):
-    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
+    git_init(rule_project.cwd)
     rule_project.write({
         f"{INSTRUCTIONS}/root.instructions.md": instructions(),
         f"pkg/{INSTRUCTIONS}/pkg.instructions.md": instructions(applyTo='"src/**"'),
@@ -402,51 +369,6 @@ def test_in_a_subdirectory_of_a_repository_only_cwd_instructions_are_read(rule_p
 
 
 # -- trust, PI_RULES_IMPORT and the access audit ------------------------------------------
-
-_recording: list[str] | None = None
-
-
-def _audit(event: str, args: tuple) -> None:
-    if _recording is not None and event in ("open", "os.scandir", "os.listdir") and args:
-        _record(args[0])
-
-
-def _record(path: object) -> None:
-    if _recording is not None and isinstance(path, (str, bytes, os.PathLike)):
-        _recording.append(os.path.abspath(os.fsdecode(path)))
-
-
-sys.addaudithook(_audit)
-
-
-@pytest.fixture
-def record(monkeypatch):
-    global _recording
-    real_stat, real_lstat = os.stat, os.lstat
-
-    def stat(path, *args, **kwargs):
-        _record(path)
-        return real_stat(path, *args, **kwargs)
-
-    def lstat(path, *args, **kwargs):
-        _record(path)
-        return real_lstat(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "stat", stat)
-    monkeypatch.setattr(os, "lstat", lstat)
-    _recording = []
-    try:
-        yield _recording
-    finally:
-        _recording = None
-
-
-def _run_everything(project) -> None:
-    engine = project.engine()
-    facts = project.facts(touched=["src/a.ts"], prompt="typescript")
-    engine.evaluate(facts)
-    engine.explain(facts, "src/a.ts")
-
 
 def test_untrusted_project_reads_no_copilot_file(rule_project, record):
     write(rule_project, "x.instructions.md", instructions())
@@ -461,7 +383,7 @@ def test_pi_rules_import_none_reads_nothing_of_github_instructions(rule_project,
     write(rule_project, "x.instructions.md", instructions())
     rule_project.env["PI_RULES_IMPORT"] = value
     record.clear()
-    _run_everything(rule_project)
+    evaluate_and_explain(rule_project)
     assert mine(rule_project) == {}
     assert [p for p in record if ".github" in p] == []
 
@@ -499,11 +421,9 @@ def test_blocking_the_plugin_turns_it_off(rule_project):
     assert [r for r in rules if r.file.plugin == NAME] == []
 
 
-def test_copilot_is_a_default_importer_shown_by_plugins(capsys, monkeypatch, rule_project):
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["plugins"]) == 0
-    assert "copilot" in capsys.readouterr().out
+def test_copilot_is_a_default_importer_shown_by_plugins(cli, rule_project):
+    code, out = cli(rule_project, "plugins")
+    assert code == 0 and "copilot" in out
 
 
 # -- caching ------------------------------------------------------------------------------
@@ -620,12 +540,10 @@ def test_an_uncompilable_glob_loads_the_rule_and_is_reported(rule_project):
     assert status(rule_project, "x", touched=["src/a.ts"])[0] == "active"
 
 
-def test_check_names_the_real_file_and_exits_1(rule_project, capsys, monkeypatch):
+def test_check_names_the_real_file_and_exits_1(rule_project, cli):
     write(rule_project, "x.instructions.md", instructions(applyTo="42"))
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(rule_project.cwd), "check"]) == 1
-    out = capsys.readouterr().out
+    code, out = cli(rule_project, "check")
+    assert code == 1
     assert "invalid-value .github/instructions/x.instructions.md: applyTo must be a string" in out
 
 
@@ -676,14 +594,7 @@ def test_symlinked_directory_is_not_followed(rule_project, tmp_path):
 def test_unlistable_directory_is_source_unreadable(rule_project, monkeypatch):
     root = rule_project.cwd / INSTRUCTIONS
     root.mkdir(parents=True)
-    real_scandir = os.scandir
-
-    def scandir(path="."):
-        if os.fspath(path) == str(root):
-            raise PermissionError(13, "Permission denied")
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    deny_listing(monkeypatch, root)
     error = only_error(rule_project)
     assert (error.kind, error.path, error.plugin) == ("source-unreadable", str(root), "copilot")
 

@@ -1,48 +1,28 @@
-"""The ``cursor`` importer (docs/importers-cursor.md): Cursor's rules read in place."""
+"""The ``cursor`` importer (docs/importers.md (the cursor importer)): Cursor's rules read in place."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from rules_core.cli import main
 from rules_core.testing import rule_text
 
-FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "cursor"
+from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
+from importer_helpers import FIXTURES, by_id, copy_fixture, deny_listing, discover, relative_errors, statuses
+from importer_helpers import text_with_front as cursor_rule
+
+FIXTURE = FIXTURES / "cursor"
+rules = by_id
+errors = relative_errors
+outcomes = statuses
 
 
 @pytest.fixture
 def repo(rule_project):
     """The real-world-shaped Cursor repository, as a git repository."""
-    shutil.copytree(FIXTURE, rule_project.cwd, dirs_exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
-    return rule_project
-
-
-def discover(project, cwd=None, **kwargs):
-    return project.engine(**kwargs).discover(str(cwd or project.cwd))
-
-
-def rules(project, cwd=None, **kwargs):
-    return {r.id: r for r in discover(project, cwd, **kwargs).rules}
-
-
-def errors(project, cwd=None):
-    return [(e.kind, os.path.relpath(e.path, project.cwd), e.message, e.plugin) for e in discover(project, cwd).errors]
-
-
-def outcomes(project, **facts):
-    evaluation = project.engine().evaluate(project.facts(**facts))
-    return {o.rule.id: (o.status, o.reasons) for o in evaluation.outcomes}, evaluation
-
-
-def cursor_rule(front: str, body: str = "Body.\n") -> str:
-    return f"---\n{front}---\n{body}"
+    return copy_fixture(rule_project, "cursor", git=True)
 
 
 # -- the fixture repository ---------------------------------------------------------------
@@ -324,14 +304,7 @@ def test_a_cursorrules_directory_or_broken_link_is_reported_not_ignored(rule_pro
 def test_an_unlistable_rules_directory_is_source_unreadable(rule_project, monkeypatch):
     rules_dir = rule_project.cwd / ".cursor/rules"
     rules_dir.mkdir(parents=True)
-    real = os.scandir
-
-    def scandir(path="."):
-        if os.fspath(path) == str(rules_dir):  # what chmod 0 does, even for root
-            raise PermissionError(13, "Permission denied")
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    deny_listing(monkeypatch, rules_dir)
     [(kind, path, message, plugin)] = errors(rule_project)
     assert (kind, path, plugin) == ("source-unreadable", ".cursor/rules", "cursor") and "Permission denied" in message
 
@@ -355,15 +328,12 @@ def test_blocking_the_plugin_turns_it_off(repo):
     assert rules(repo, blocked=["cursor"]) == {}
 
 
-def test_import_none_does_not_even_stat_a_cursor_path(repo, monkeypatch):
+def test_import_none_does_not_even_stat_a_cursor_path(repo, record):
     (repo.home / ".cursor/rules").mkdir(parents=True)
-    seen: list[str] = []
-    for name in ("stat", "lstat", "scandir", "listdir"):
-        real = getattr(os, name)
-        monkeypatch.setattr(os, name, lambda p=".", *a, _real=real, **k: (seen.append(os.fspath(p)), _real(p, *a, **k))[1])
     repo.env["PI_RULES_IMPORT"] = "none"
+    record.clear()
     discover(repo)
-    assert [p for p in seen if ".cursor" in str(p)] == []
+    assert [p for p in record if ".cursor" in p] == []
 
 
 def test_untrusted_project_reads_no_project_file_but_user_rules_still_load(repo):
@@ -376,11 +346,10 @@ def test_untrusted_project_reads_no_project_file_but_user_rules_still_load(repo)
 # -- the command line -------------------------------------------------------------------
 
 
-def test_cli_list_json_names_plugin_real_path_and_reference(repo, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-    assert main(["--cwd", str(repo.cwd), "--json", "list"]) == 0
-    data = json.loads(capsys.readouterr().out)
+def test_cli_list_json_names_plugin_real_path_and_reference(repo, cli):
+    code, out = cli(repo, "--json", "list")
+    assert code == 0
+    data = json.loads(out)
     components = next(r for r in data["rules"] if r["id"] == "components")
     assert (components["plugin"], components["relativePath"], components["source"], components["load"]) == (
         "cursor", "components.mdc", "project", "pinned")
@@ -388,12 +357,9 @@ def test_cli_list_json_names_plugin_real_path_and_reference(repo, capsys, monkey
     assert next(r for r in data["rules"] if r["id"] == "db-migrations")["load"] == "on-demand"
 
 
-def test_cli_check_names_the_file_and_the_fix(rule_project, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
+def test_cli_check_names_the_file_and_the_fix(rule_project, cli):
     rule_project.write({".cursor/rules/bad.mdc": cursor_rule("alwaysApply: always\n")})
-    assert main(["--cwd", str(rule_project.cwd), "check"]) == 1
-    assert capsys.readouterr().out == (
+    assert cli(rule_project, "check") == (1, (
         "invalid-value .cursor/rules/bad.mdc: alwaysApply must be true or false, got 'always'; "
         "write alwaysApply: true or alwaysApply: false\n"
-    )
+    ))

@@ -1,49 +1,30 @@
-"""The ``windsurf`` importer (docs/importers-windsurf.md): Windsurf/Devin rules in place."""
+"""The ``windsurf`` importer (docs/importers.md (the windsurf importer)): Windsurf/Devin rules in place."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from rules_core.cli import main
 from rules_core.testing import rule_text
 
-FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "windsurf"
+from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
+from importer_helpers import FIXTURES, by_id, copy_fixture, discover, relative_errors, statuses
+from importer_helpers import text_with_front as ws_rule
+
+FIXTURE = FIXTURES / "windsurf"
 GLOBAL = Path(".codeium") / "windsurf" / "memories" / "global_rules.md"
+rules = by_id
+errors = relative_errors
+outcomes = statuses
 
 
 @pytest.fixture
 def repo(rule_project):
     """The real-world-shaped Windsurf repository, as a git repository."""
-    shutil.copytree(FIXTURE, rule_project.cwd, dirs_exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
-    return rule_project
-
-
-def discover(project, trusted=True, **kwargs):
-    return project.engine(**kwargs).discover(str(project.cwd), trusted=trusted)
-
-
-def rules(project, **kwargs):
-    return {r.id: r for r in discover(project, **kwargs).rules}
-
-
-def errors(project):
-    return [(e.kind, os.path.relpath(e.path, project.cwd), e.message, e.plugin) for e in discover(project).errors]
-
-
-def outcomes(project, **facts):
-    evaluation = project.engine().evaluate(project.facts(**facts))
-    return {o.rule.id: (o.status, o.reasons) for o in evaluation.outcomes}, evaluation
-
-
-def ws_rule(front: str, body: str = "Body.\n") -> str:
-    return f"---\n{front}---\n{body}"
+    return copy_fixture(rule_project, "windsurf", git=True)
 
 
 def write_global(project, content: str | bytes) -> Path:
@@ -317,15 +298,12 @@ def test_blocking_the_plugin_turns_it_off(repo):
     assert rules(repo, blocked=["windsurf"]) == {}
 
 
-def test_import_none_does_not_even_stat_a_windsurf_path(repo, monkeypatch):
+def test_import_none_does_not_even_stat_a_windsurf_path(repo, record):
     write_global(repo, "Be brief.\n")
-    seen: list[str] = []
-    for name in ("stat", "lstat", "scandir", "listdir"):
-        real = getattr(os, name)
-        monkeypatch.setattr(os, name, lambda p=".", *a, _real=real, **k: (seen.append(os.fspath(p)), _real(p, *a, **k))[1])
     repo.env["PI_RULES_IMPORT"] = "none"
+    record.clear()
     discover(repo)
-    assert [p for p in seen if any(part in str(p) for part in (".windsurf", ".devin", ".codeium"))] == []
+    assert [p for p in record if any(part in p for part in (".windsurf", ".devin", ".codeium"))] == []
 
 
 def test_untrusted_project_reads_no_project_file(repo):
@@ -335,22 +313,19 @@ def test_untrusted_project_reads_no_project_file(repo):
 # -- the command line ---------------------------------------------------------------------
 
 
-def test_cli_list_json_names_plugin_real_path_reference_and_load(repo, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(repo.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
+def test_cli_list_json_names_plugin_real_path_reference_and_load(repo, cli):
     write_global(repo, "Be brief.\n")
-    assert main(["--cwd", str(repo.cwd), "--json", "list"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    code, out = cli(repo, "--json", "list")
+    assert code == 0
+    data = json.loads(out)
     by_id = {r["id"]: r for r in data["rules"]}
     assert (by_id["security"]["plugin"], by_id["security"]["relativePath"], by_id["security"]["path"]) == (
         "windsurf", "security.md", str(repo.cwd / ".devin/rules/security.md"))
     assert by_id["deploy"]["load"] == "on-demand" and by_id["global_rules"]["source"] == "global"
 
 
-def test_cli_check_names_the_file_and_the_fix(rule_project, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
+def test_cli_check_names_the_file_and_the_fix(rule_project, cli):
     rule_project.write({".windsurf/rules/x.md": ws_rule("trigger: glob\n")})
-    assert main(["--cwd", str(rule_project.cwd), "check"]) == 1
-    assert capsys.readouterr().out.startswith(
+    code, out = cli(rule_project, "check")
+    assert code == 1 and out.startswith(
         "invalid-value .windsurf/rules/x.md: trigger: glob needs globs naming the files it applies to; add globs:")

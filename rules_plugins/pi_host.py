@@ -1,0 +1,40 @@
+"""The ``pi`` host plugin: which arguments of Pi's built-in tools name paths (RULE-SPEC §5).
+
+| Pi built-in             | captured argument |
+| ----------------------- | ----------------- |
+| ``read``/``edit``/``write`` | ``path``          |
+| ``grep``/``find``       | optional ``path`` (the search scope) |
+| ``bash``                | nothing (Pi's schema has only ``command`` and ``timeout``) |
+
+Shell command strings are never parsed for paths (a deliberate divergence from agents
+whose bash tool has a ``workdir``). Unknown tools, missing or non-string arguments and
+non-mapping ``args`` capture nothing. Other hosts (Claude Code, …) ship their own tables
+as plugins of the same hook and are answered ``[]`` here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from rules_core import hookimpl
+
+HOST = "pi"
+
+# tool name -> the argument that names a path. Required or optional makes no difference
+# to capture: a missing argument simply names nothing.
+PATH_ARGUMENTS: Mapping[str, str] = {
+    "read": "path",
+    "edit": "path",
+    "write": "path",
+    "grep": "path",
+    "find": "path",
+}
+
+
+@hookimpl
+def pi_rules_capture_paths(host: str, tool: str, args: Any) -> list[str]:
+    if host != HOST or not isinstance(tool, str) or not isinstance(args, Mapping):
+        return []
+    key = PATH_ARGUMENTS.get(tool)
+    value = args.get(key) if key is not None else None
+    return [value] if isinstance(value, str) and value.strip() else []
