@@ -1,7 +1,8 @@
 """Nothing above the git root is read, listed or stat-ed; an untrusted project reads no
-project directory (RULE-SPEC §1). Every filesystem access the engine makes is recorded:
-``open``, ``os.scandir`` and ``os.listdir`` through a Python audit hook, ``os.stat`` and
-``os.lstat`` (behind ``os.path.isdir`` and friends) by wrapping them.
+project directory (RULE-SPEC §1). Every filesystem access the engine makes is recorded
+(tests/importer_helpers.py ``record``): ``open``, ``os.scandir`` and ``os.listdir``
+through a Python audit hook, ``os.stat`` and ``os.lstat`` (behind ``os.path.isdir`` and
+friends) by wrapping them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,46 +17,9 @@ import pytest
 from rules_core import Engine, Facts
 from rules_core.testing import fresh_manager, make_rules, rule_text
 
+from importer_helpers import record  # noqa: F401 - the access-recording fixture
+
 FIXTURE = Path(__file__).parent / "fixtures" / "monorepo"
-_recording: list[str] | None = None
-
-
-def _audit(event: str, args: tuple) -> None:
-    if _recording is not None and event in ("open", "os.scandir", "os.listdir") and args:
-        _record(args[0])
-
-
-def _record(path: object) -> None:
-    if _recording is not None and isinstance(path, (str, bytes, os.PathLike)):
-        text = os.fsdecode(path)
-        _recording.append(os.path.abspath(text))
-
-
-sys.addaudithook(_audit)
-
-
-@pytest.fixture
-def record(monkeypatch):
-    global _recording
-    real_stat, real_lstat = os.stat, os.lstat
-
-    def stat(path, *args, **kwargs):
-        _record(path)
-        return real_stat(path, *args, **kwargs)
-
-    def lstat(path, *args, **kwargs):
-        _record(path)
-        return real_lstat(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "stat", stat)
-    monkeypatch.setattr(os, "lstat", lstat)
-    _recording = []
-    try:
-        yield _recording
-    finally:
-        _recording = None
-
-
 @pytest.fixture
 def world(tmp_path) -> dict[str, Path]:
     """A repository with decoy rules and files above its root, and a home directory."""
