@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import posixpath
-import re
 import traceback
 from typing import Mapping, Sequence
 
@@ -36,16 +34,13 @@ from .model import (
     Verdict,
 )
 from .git import find_git_root
+# Re-exported: callers import the lookups from the engine.
+from .lookup import READ_RULE_DESCRIPTION, find_by_id, find_by_relative_path, normalize_touched  # noqa: F401
 from .paths import is_as_written
 from .select import select
 
 MUTED_REASON = "muted for this session"
-READ_RULE_DESCRIPTION = (
-    "Fetch the full content of a reference rule by its rules-relative path. Use when a "
-    '"Reference rules available on demand" index entry is relevant to the current task.'
-)
 PATH_CONDITION = "globs"
-_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
 
 
 class Engine:
@@ -326,39 +321,10 @@ def describe_condition(rule: Rule, condition: str) -> str:
     return f"only when {condition} holds"
 
 
-def find_by_relative_path(rules: Sequence[Rule], name: object) -> Rule | None:
-    """Exact relative-path lookup; absolute, ``..``, NUL and drive/UNC names are refused."""
-    if not isinstance(name, str) or not name or "\0" in name:
-        return None
-    if name.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(name):
-        return None
-    if ".." in re.split(r"[\\/]", name):
-        return None
-    for rule in rules:  # discovery order: the earliest source wins a repeated path
-        if rule.relative_path == name:
-            return rule
-    return None
 
 
-def find_by_id(rules: Sequence[Rule], rule_id: str) -> Rule | None:
-    return next((r for r in rules if r.id == rule_id), None)
 
 
-def normalize_touched(paths: Sequence[str], cwd: str) -> tuple[str, ...]:
-    """cwd-relative POSIX paths (absolute when outside cwd), deduplicated first-seen."""
-    seen: dict[str, None] = {}
-    root = cwd.rstrip("/") or "/"
-    for raw in paths:
-        if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
-            continue
-        absolute = posixpath.normpath(posixpath.join(root, raw))
-        if absolute == root:
-            continue  # the project itself names no file
-        if absolute.startswith(root.rstrip("/") + "/"):
-            seen.setdefault(absolute[len(root.rstrip("/")) + 1 :], None)
-        else:
-            seen.setdefault(absolute, None)
-    return tuple(seen)
 
 
 def _ensure_compiled(rule: Rule) -> Rule:
