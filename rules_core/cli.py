@@ -14,6 +14,7 @@ from .model import Discovery, Evaluation, Explanation, Facts, Outcome, Rule, Rul
 from .safe import safe_block, safe_json, safe_line
 from .imports import IMPORT_ENV, select_importers
 from .select import parse_max_tokens
+from . import serve
 
 FACT_COMMANDS = ("render", "report", "explain")
 
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
         _add_facts(commands.add_parser(name, help=text))
     _add_facts(explain)
     commands.add_parser("plugins", help="registered plugins and the hooks they implement")
+    serve.add_parser(commands)
     return parser
 
 
@@ -214,6 +216,7 @@ _COMMANDS = {
     "render": _cmd_render,
     "report": _cmd_report,
     "plugins": _cmd_plugins,
+    "serve": serve.run,
 }
 
 
