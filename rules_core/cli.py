@@ -14,12 +14,28 @@ from .model import Discovery, Evaluation, Explanation, Facts, Outcome, Rule, Rul
 from .safe import safe_block, safe_json, safe_line
 from .imports import IMPORT_ENV, select_importers
 from .select import parse_max_tokens
+from . import claude_code
 from . import serve
 
 FACT_COMMANDS = ("render", "report", "explain")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if "hook" in words:
+        # An agent's hook must never be blocked by pi-rules: Claude Code reads exit 2 from
+        # a PreToolUse hook as "deny the tool call". Every failure becomes exit 0 + stderr.
+        try:
+            _main(words)
+        except SystemExit:
+            pass  # argparse already said what was wrong on stderr
+        except Exception as exc:  # noqa: BLE001 - reported, never raised into the agent
+            print(f"pi-rules hook: {type(exc).__name__}: {safe_line(str(exc))}", file=sys.stderr)
+        return 0
+    return _main(words)
+
+
+def _main(argv: Sequence[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     blocked = []
@@ -70,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
         _add_facts(commands.add_parser(name, help=text))
     _add_facts(explain)
     commands.add_parser("plugins", help="registered plugins and the hooks they implement")
+    hook = commands.add_parser("hook", help="run as an agent's hook command (reads one payload on stdin)")
+    hook.add_argument("host", choices=["claude-code"], help="the agent whose hook payload stdin carries")
+    hook.add_argument("--print-config", action="store_true", help="print the settings snippet that installs the hooks")
     serve.add_parser(commands)
     return parser
 
@@ -216,6 +235,7 @@ _COMMANDS = {
     "render": _cmd_render,
     "report": _cmd_report,
     "plugins": _cmd_plugins,
+    "hook": claude_code.run_cli,
     "serve": serve.run,
 }
 

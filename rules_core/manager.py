@@ -45,6 +45,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "markdown": "rules_plugins.markdown",
     "report": "rules_plugins.report",
     "pi": "rules_plugins.pi_host",
+    "claude-code": "rules_plugins.claude_code_host",
 }
 
 
