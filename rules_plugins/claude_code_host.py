@@ -19,6 +19,8 @@ from typing import Any, Mapping
 
 from rules_core import hookimpl
 
+from ._capture import capture
+
 HOST = "claude-code"
 
 # tool name -> the argument that names a path (Claude Code's documented tool inputs).
@@ -35,8 +37,4 @@ PATH_ARGUMENTS: Mapping[str, str] = {
 
 @hookimpl
 def pi_rules_capture_paths(host: str, tool: str, args: Any) -> list[str]:
-    if host != HOST or not isinstance(tool, str) or not isinstance(args, Mapping):
-        return []
-    key = PATH_ARGUMENTS.get(tool)
-    value = args.get(key) if key is not None else None
-    return [value] if isinstance(value, str) and value.strip() else []
+    return capture(PATH_ARGUMENTS, tool, args) if host == HOST else []

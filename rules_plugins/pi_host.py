@@ -18,6 +18,8 @@ from typing import Any, Mapping
 
 from rules_core import hookimpl
 
+from ._capture import capture
+
 HOST = "pi"
 
 # tool name -> the argument that names a path. Required or optional makes no difference
@@ -33,8 +35,4 @@ PATH_ARGUMENTS: Mapping[str, str] = {
 
 @hookimpl
 def pi_rules_capture_paths(host: str, tool: str, args: Any) -> list[str]:
-    if host != HOST or not isinstance(tool, str) or not isinstance(args, Mapping):
-        return []
-    key = PATH_ARGUMENTS.get(tool)
-    value = args.get(key) if key is not None else None
-    return [value] if isinstance(value, str) and value.strip() else []
+    return capture(PATH_ARGUMENTS, tool, args) if host == HOST else []
