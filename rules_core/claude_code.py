@@ -130,7 +130,7 @@ def _handle(
 # -- events ---------------------------------------------------------------------------
 
 
-def _session_start(session: _HookSession, state: _State, journal: _Journal, source: Any) -> dict[str, Any] | None:
+def _session_start(session: Session, state: _State, journal: _Journal, source: Any) -> dict[str, Any] | None:
     if source == "clear":
         # Claude Code keeps no transcript across /clear: a new conversation.
         journal.append({"type": CLEAR_TYPE})
@@ -194,23 +194,11 @@ def _output(event: str, text: str) -> dict[str, Any]:
 # -- session --------------------------------------------------------------------------
 
 
-class _HookSession(Session):
-    """A Session whose in-memory state (injected section, delivered ids) comes from disk.
-
-    Session keeps both private because Pi's host lives as long as the session; here
-    every hook is a new process, so the adapter restores what the last one left.
-    """
-
-    def restore(self, section: str, delivered: list[str]) -> None:
-        self._section = section
-        self._delivered = dict.fromkeys(delivered)
-
-
-def _session(engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State) -> _HookSession:
+def _session(engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State) -> Session:
     base = engine if engine is not None else Engine(env=env)
     hook_env = _import_env(base, env)
     engine = Engine(base.pm, env=hook_env)  # same plugins, the hook's importer choice
-    session = _HookSession(engine, cwd, trusted=trusted, host=HOST, env=hook_env)
+    session = Session(engine, cwd, trusted=trusted, host=HOST, env=hook_env)
     session.session_start("startup", state.entries)  # rebuild the touched set
     session.restore(state.section, state.delivered)
     return session

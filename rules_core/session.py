@@ -188,6 +188,16 @@ class Session:
 
     # -- session lifecycle -----------------------------------------------------------
 
+    def restore(self, section: str, delivered: Sequence[str]) -> None:
+        """Restore the injected section and delivered ids a previous process recorded.
+
+        For hosts whose adapter is a new process per event (Claude Code hooks): the Pi
+        host lives as long as the session and never needs it.
+        """
+        self._section = section if isinstance(section, str) else ""
+        self._section_ids = ()
+        self._delivered = dict.fromkeys(d for d in delivered if isinstance(d, str))
+
     @_total(lambda self: self.state())
     def session_start(self, reason: Any = "startup", entries: Any = None) -> SessionState:
         """Every ``session_start`` reason; ``new``/``resume``/``fork`` are session switches."""
