@@ -67,14 +67,6 @@ def invalid(rule_file: RuleFile, *problems: str) -> ParseResult:
     return ParseResult(None, tuple(RuleError("invalid-value", rule_file.path, p, rule_file.plugin) for p in problems))
 
 
-def guarded(rule_file: RuleFile, parse: Callable[[], ParseResult]) -> ParseResult:
-    """A parser bug must cost one file, not the whole discovery."""
-    try:
-        return parse()
-    except Exception as exc:  # noqa: BLE001 - reported as a value, never raised
-        message = (f"pi-rules could not read this file (internal error {type(exc).__name__}: {exc}); "
-                   "please report this")
-        return ParseResult(None, (RuleError("read-failure", rule_file.path, message, rule_file.plugin),))
 
 
 def stream_extra(data: Mapping[str, Any]) -> dict[str, Any]:

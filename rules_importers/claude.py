@@ -19,7 +19,7 @@ from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
 from ._lenient import (
-    describe, enabled, finish, glob_values, guarded, imported_rule, invalid, kind_of,
+    describe, enabled, finish, glob_values, imported_rule, invalid, kind_of,
     list_import_root, stream_extra,
 )
 from ._recovery import read_markdown
@@ -47,7 +47,7 @@ def pi_rules_parse(
 ) -> ParseResult | None:
     if rule_file.schema != NAME:
         return None
-    return guarded(rule_file, lambda: _parse(rule_file, text))
+    return _parse(rule_file, text)
 
 
 def is_markdown(name: str) -> bool:

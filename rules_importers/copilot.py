@@ -21,7 +21,7 @@ from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
 from ._lenient import (
-    describe, enabled, finish, guarded, imported_rule, invalid, kind_of, list_import_root,
+    describe, enabled, finish, imported_rule, invalid, kind_of, list_import_root,
     split_globs, stream_extra,
 )
 from ._recovery import read_markdown
@@ -56,7 +56,7 @@ def pi_rules_parse(
 ) -> ParseResult | None:
     if rule_file.schema != NAME:
         return None
-    return guarded(rule_file, lambda: _parse(rule_file, text))
+    return _parse(rule_file, text)
 
 
 def is_instructions(name: str) -> bool:

@@ -609,7 +609,7 @@ def test_a_parser_fault_costs_one_file_not_the_whole_discovery(rule_project, mon
     write(rule_project, "x.instructions.md", instructions(applyTo='"src/**"'))
     rule_project.write({".pi/rules/native.md": rule_text(globs=["a"])})
     error = only_error(rule_project)
-    assert error.kind == "read-failure" and "internal error RuntimeError: boom" in error.message
+    assert error.kind == "read-failure" and "crashed on this file (RuntimeError: boom)" in error.message
     assert [r.id for r in discover(rule_project).rules] == ["native"]
 
 
