@@ -8,10 +8,10 @@ import sys
 from typing import Any, Sequence
 
 from .git import current_branch
-from .engine import Engine, find_by_id, find_by_relative_path
+from .engine import Engine, find_by_id, find_reference, unknown_rule
 from .manager import PluginLoadError, list_plugins, make_plugin_manager
 from .model import Discovery, Evaluation, Explanation, Facts, Outcome, Rule, RuleError
-from .safe import safe_block, safe_json, safe_line
+from .safe import safe_block, safe_json, safe_line, safe_lines
 from .imports import IMPORT_ENV, select_importers
 from .select import parse_max_tokens
 from . import claude_code
@@ -170,9 +170,11 @@ def _cmd_show(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
 
 
 def _cmd_read(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
-    rule = find_by_relative_path(engine.discover(cwd, not args.untrusted).rules, args.name)
+    rules = engine.discover(cwd, not args.untrusted).rules
+    rule = find_reference(rules, args.name)
     if rule is None:
-        return _unknown(args.name)
+        print(safe_lines(unknown_rule(rules, args.name)))
+        return 1
     if args.json:
         _print_json({"name": args.name, "content": rule.body})
     else:

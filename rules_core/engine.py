@@ -35,7 +35,14 @@ from .model import (
 )
 from .git import find_git_root
 # Re-exported: callers import the lookups from the engine.
-from .lookup import READ_RULE_DESCRIPTION, find_by_id, find_by_relative_path, normalize_touched  # noqa: F401
+from .lookup import (  # noqa: F401
+    READ_RULE_DESCRIPTION,
+    find_by_id,
+    find_by_relative_path,
+    find_reference,
+    normalize_touched,
+    unknown_rule,
+)
 from .paths import is_as_written
 from .select import select
 
@@ -290,8 +297,9 @@ class Engine:
         return Explanation(shown, tuple(entries), discovery.errors)
 
     def read_rule(self, rules: Sequence[Rule], name: str) -> str | None:
-        """The ``read_rule`` tool: a rule body by exact relative path, or ``None`` (refused)."""
-        found = find_by_relative_path(rules, name)
+        """The ``read_rule`` tool: a rule body by exact relative path or ``rule://<id>``,
+        or ``None`` (refused)."""
+        found = find_reference(rules, name)
         return found.body if found is not None else None
 
 

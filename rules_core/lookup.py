@@ -32,6 +32,27 @@ def find_by_relative_path(rules: Sequence[Rule], name: object) -> Rule | None:
     return None
 
 
+RULE_URL = "rule://"
+
+
+def find_reference(rules: Sequence[Rule], name: object) -> Rule | None:
+    """What ``read_rule`` resolves: ``rule://<id>`` by exact id (oh-my-pi's addressing),
+    anything else by exact rules-relative path (RULE-SPEC §6). No filesystem access."""
+    if isinstance(name, str) and name.startswith(RULE_URL):
+        rule_id = name[len(RULE_URL) :]
+        return find_by_id(rules, rule_id) if rule_id and "\0" not in rule_id else None
+    return find_by_relative_path(rules, name)
+
+
+def unknown_rule(rules: Sequence[Rule], name: str) -> str:
+    """The refusal text: ``Unknown rule: <name>``; for a ``rule://`` name, as oh-my-pi
+    answers, followed by the names that are available."""
+    text = f"Unknown rule: {name}"
+    if name.startswith(RULE_URL):
+        text += "\nAvailable: " + (", ".join(r.id for r in rules) or "none")
+    return text
+
+
 def find_by_id(rules: Sequence[Rule], rule_id: str) -> Rule | None:
     return next((r for r in rules if r.id == rule_id), None)
 

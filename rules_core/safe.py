@@ -22,6 +22,11 @@ def safe_line(text: str) -> str:
     return _CONTROLS.sub(_escape, text)
 
 
+def safe_lines(text: str) -> str:
+    """Text whose own line breaks are kept and every other control character escaped."""
+    return "\n".join(safe_line(line) for line in text.split("\n"))
+
+
 def safe_block(text: str) -> str:
     """Multi-line text (rule bodies): newlines and tabs kept, other controls escaped."""
     return _CONTROLS_KEEP_LAYOUT.sub(_escape, text)

@@ -16,10 +16,17 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar, cast
 
 from . import attach
-from .engine import READ_RULE_DESCRIPTION, Engine, find_by_id, find_by_relative_path, normalize_touched
+from .engine import (
+    READ_RULE_DESCRIPTION,
+    Engine,
+    find_by_id,
+    find_reference,
+    normalize_touched,
+    unknown_rule,
+)
 from .git import current_branch
 from .model import Evaluation, Facts, Rule
-from .safe import safe_line
+from .safe import safe_line, safe_lines
 from .select import parse_max_tokens
 
 TOUCHED_CUSTOM_TYPE = "pi-rules-md/touched"
@@ -346,8 +353,9 @@ class Session:
         """A reference rule's body by exact rules-relative path, else ``Unknown rule: <name>``."""
         name = args.get("path") if isinstance(args, dict) else args
         name = name if isinstance(name, str) else ""
-        rule = find_by_relative_path(self._rules(), name)
-        return rule.body if rule is not None else f"Unknown rule: {safe_line(name)}"
+        rules = self._rules()
+        rule = find_reference(rules, name)
+        return rule.body if rule is not None else safe_lines(unknown_rule(rules, name))
 
     def _rules(self) -> tuple[Rule, ...]:
         """The enriched rules of the last real cycle; before any cycle, a fresh discovery."""

@@ -132,3 +132,11 @@ def test_python_dash_m_and_console_script_entry_point(project):
     done = subprocess.run([sys.executable, "-m", "rules_core", "--cwd", str(project.cwd), "list"],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "style" in done.stdout
+
+
+def test_read_accepts_rule_urls_by_id_and_lists_names_when_unknown(capsys, project):
+    assert run(capsys, project, "read", "rule://guide")[:2] == (0, "Guide body.\n")
+    code, out, _ = run(capsys, project, "read", "rule://nope")
+    assert (code, out) == (1, "Unknown rule: rule://nope\nAvailable: guide, style\n")
+    code, out, _ = run(capsys, project, "read", "rule://../style")
+    assert code == 1 and out.startswith("Unknown rule: rule://../style\n")

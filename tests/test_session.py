@@ -855,3 +855,14 @@ def test_a_replayed_session_rebuilds_exactly_the_same_touched_set(project, calls
     replayed = make(project)
     replayed.session_start("resume", entries)
     assert replayed.touched == live.touched
+
+
+def test_read_rule_tool_resolves_rule_urls_and_lists_available_names(rule_project):
+    from rules_core import Session
+
+    rule_project.write({".pi/rules/a.md": rule_text("Body A.", globs=["x"]),
+                        ".pi/rules/b.md": rule_text("Body B.", globs=["y"], load="on-demand")})
+    session = Session(rule_project.engine(), str(rule_project.cwd), trusted=True)
+    assert session.read_rule({"path": "rule://b"}) == "Body B."
+    assert session.read_rule({"path": "rule://zzz"}) == "Unknown rule: rule://zzz\nAvailable: a, b"
+    assert session.read_rule({"path": "zzz.md"}) == "Unknown rule: zzz.md"
