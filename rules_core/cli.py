@@ -82,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("id", metavar="ID")
     read = commands.add_parser("read", help="what the read_rule tool returns for REL")
     read.add_argument("name", metavar="REL")
+    _add_agent(read)
     for name, text in (("render", "the system-prompt section"), ("report", "the /rules report")):
         _add_facts(commands.add_parser(name, help=text))
     _add_facts(explain)
@@ -102,6 +103,14 @@ def _add_facts(parser: argparse.ArgumentParser) -> None:
     branch.add_argument("--no-branch", action="store_true", help="no git branch")
     parser.add_argument("--tool", action="append", default=[], metavar="NAME")
     parser.add_argument("--mute", action="append", default=[], metavar="ID")
+    _add_agent(parser)
+
+
+def _add_agent(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent", default="main", metavar="NAME",
+        help="the agent asking: main (default), sub, or a sub-agent's name",
+    )
 
 
 def _facts(args: argparse.Namespace, cwd: str) -> Facts:
@@ -120,6 +129,7 @@ def _facts(args: argparse.Namespace, cwd: str) -> Facts:
         branch=branch,
         tools=tuple(args.tool),
         mutes=frozenset(args.mute),
+        agent=args.agent,
         max_tokens=parse_max_tokens(os.environ.get("PI_RULES_MAX_TOKENS")),
     )
 
@@ -170,7 +180,8 @@ def _cmd_show(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
 
 
 def _cmd_read(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
-    rules = engine.discover(cwd, not args.untrusted).rules
+    facts = Facts(cwd=cwd, trusted=not args.untrusted, agent=args.agent)
+    rules = engine.reachable(engine.discover(cwd, not args.untrusted).rules, facts)
     rule = find_reference(rules, args.name)
     if rule is None:
         print(safe_lines(unknown_rule(rules, args.name)))

@@ -135,7 +135,8 @@ class Engine:
         if discovery is None:
             discovery = self.discover(cwd, facts.trusted)
         errors = list(discovery.errors)
-        live = [r for r in discovery.rules if r.id not in facts.mutes]
+        excluded = self._exclusions(discovery.rules, facts)
+        live = [r for r in discovery.rules if r.id not in facts.mutes and r.id not in excluded]
         touched = normalize_touched(facts.touched, cwd)
         git_root = self._git_root(cwd) if facts.trusted else None
         # An untrusted project's tree is not read at all, not even to scan for exists.
@@ -144,7 +145,7 @@ class Engine:
         inputs = (facts, discovery.rules, tuple(errors), existing)
         if self._last is not None and _same_inputs(self._last[0], inputs):
             return self._last[1]
-        evaluation = self._evaluate_inputs(facts, cwd, discovery, errors, live, touched, existing)
+        evaluation = self._evaluate_inputs(facts, cwd, discovery, errors, live, excluded, touched, existing)
         self._last = (inputs, evaluation)
         return evaluation
 
@@ -155,6 +156,7 @@ class Engine:
         discovery: Discovery,
         errors: list[RuleError],
         live: list[Rule],
+        excluded: Mapping[str, str],
         touched: tuple[str, ...],
         existing: Mapping[str, Mapping[tuple[str, ...], str | None]],
     ) -> Evaluation:
@@ -176,6 +178,9 @@ class Engine:
             tokens = self._rule_tokens(rule)
             if rule.id in facts.mutes:
                 outcomes.append(Outcome(rule, "muted", (MUTED_REASON,), None, tokens))
+                continue
+            if rule.id in excluded:
+                outcomes.append(Outcome(rule, "inactive", (excluded[rule.id],), None, tokens))
                 continue
             ok, reasons = verdicts[rule.id]
             if not ok:
@@ -203,6 +208,20 @@ class Engine:
             section_tokens=self.hooks.estimate_tokens(section) if section else 0,
             budget_used=selection.budget_used,
         )
+
+    def _exclusions(self, rules: Sequence[Rule], facts: Facts) -> dict[str, str]:
+        """Rules a scope plugin leaves out of this evaluation (``pi_rules_exclude``)."""
+        found = {}
+        for rule in rules:
+            if rule.id not in facts.mutes:
+                reason = self.hooks.exclusion(rule, facts)
+                if reason is not None:
+                    found[rule.id] = reason
+        return found
+
+    def reachable(self, rules: Sequence[Rule], facts: Facts) -> list[Rule]:
+        """The rules ``read_rule`` may return for ``facts`` (none a scope plugin excludes)."""
+        return [r for r in rules if self.hooks.exclusion(r, facts) is None]
 
     def _judge(self, rule: Rule, context: MatchContext) -> tuple[bool, tuple[str, ...]]:
         if rule.inactive_reason is not None:
@@ -284,6 +303,8 @@ class Engine:
                 entries.append(PathExplanation(rule, "muted", (MUTED_REASON,)))
             elif rule.inactive_reason is not None:
                 entries.append(PathExplanation(rule, "no-match", (rule.inactive_reason,)))
+            elif (scoped_out := self.hooks.exclusion(rule, facts)) is not None:
+                entries.append(PathExplanation(rule, "no-match", (scoped_out,)))
             elif rule.always_apply:
                 entries.append(PathExplanation(rule, "path-independent", ("alwaysApply",)))
             elif PATH_CONDITION not in rule.declared_conditions:

@@ -14,6 +14,7 @@ import pluggy
 
 from .model import (
     DiscoveryContext,
+    Facts,
     ImporterInfo,
     Intent,
     MatchContext,
@@ -117,6 +118,15 @@ class Hooks:
             for intent in result or ():
                 seen.setdefault(intent, None)
         return tuple(sorted(seen, key=lambda i: (i.kind, i.glob)))
+
+    def exclusion(self, rule: Rule, facts: Facts) -> str | None:
+        results = self._call_list(
+            "pi_rules_exclude",
+            {"rule": rule, "facts": facts},
+            lambda name, exc: [f"scope plugin {name!r} failed: {_exc_text(exc)}"],
+        )
+        reasons = [r for r in results if isinstance(r, str) and r]
+        return "; ".join(reasons) if reasons else None
 
     def match(self, rule: Rule, context: MatchContext) -> list[Verdict]:
         results = self._call_list(

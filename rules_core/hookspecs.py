@@ -14,6 +14,7 @@ import pluggy
 
 from .model import (
     DiscoveryContext,
+    Facts,
     ImporterInfo,
     Intent,
     MatchContext,
@@ -81,6 +82,17 @@ def pi_rules_intent(prompt: str, rules: Sequence[Rule]) -> Sequence[Intent]:
     """Intent globs the turn ``prompt`` donates (language triggers, rule keywords).
 
     List hook. Intent globs never enter the touched or existing path pools.
+    """
+
+
+@hookspec
+def pi_rules_exclude(rule: Rule, facts: Facts) -> str | None:
+    """A reason to leave ``rule`` out of this evaluation entirely, or ``None``.
+
+    List hook; any reason excludes. For scoping that is not activation — e.g. a rule
+    meant for other agents (``agents:``). An excluded rule is reported ``inactive`` with
+    the reason, is never matched (not even ``alwaysApply``), joins no bucket, and
+    ``read_rule`` cannot reach it. Must be a pure function of its arguments.
     """
 
 

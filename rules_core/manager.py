@@ -40,6 +40,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "model": "rules_plugins.match_model",
     "branch": "rules_plugins.match_branch",
     "intent": "rules_plugins.intent",
+    "agent-scope": "rules_plugins.agent_scope",
     "scanner": "rules_plugins.scanner",
     "tokens": "rules_plugins.tokens",
     "markdown": "rules_plugins.markdown",

@@ -216,6 +216,9 @@ class Facts:
     tools: tuple[str, ...] = ()
     mutes: frozenset[str] = frozenset()
     max_tokens: int = 2000
+    # Which agent asks: ``main`` for the top-level session, ``sub`` for an unnamed
+    # sub-agent, else the sub-agent's name (rules may be scoped with ``agents:``).
+    agent: str = "main"
 
 
 @dataclass(frozen=True)

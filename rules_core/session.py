@@ -146,9 +146,17 @@ class Session:
     """One agent session over an ``Engine``. Never raises; hostile inputs have no effect."""
 
     def __init__(
-        self, engine: Engine, cwd: str, *, trusted: bool, host: str = "pi", env: Mapping[str, str] | None = None
+        self,
+        engine: Engine,
+        cwd: str,
+        *,
+        trusted: bool,
+        host: str = "pi",
+        env: Mapping[str, str] | None = None,
+        agent: str = "main",
     ) -> None:
         self.engine = engine
+        self.agent = agent if isinstance(agent, str) and agent else "main"
         self.cwd = os.path.abspath(cwd)  # touched paths are normalised against it
         self.trusted = bool(trusted)
         self.host = host
@@ -283,6 +291,7 @@ class Session:
             model=model if isinstance(model, str) and model else None,
             branch=branch if isinstance(branch, str) and branch else None,
             tools=_strings(tools), mutes=frozenset(self._mutes), max_tokens=self.max_tokens,
+            agent=self.agent,
         )
         self._last = self.engine.evaluate(facts)
         return self._apply(self._last)
@@ -308,7 +317,7 @@ class Session:
             base = Facts(cwd=self.cwd, branch=current_branch(self.cwd) if fresh else None)
         return replace(
             base, cwd=self.cwd, trusted=self.trusted, touched=self.touched, prompt=prompt,
-            mutes=frozenset(self._mutes), max_tokens=self.max_tokens,
+            mutes=frozenset(self._mutes), max_tokens=self.max_tokens, agent=self.agent,
         )
 
     # -- /rules and read_rule --------------------------------------------------------
@@ -353,7 +362,8 @@ class Session:
         """A reference rule's body by exact rules-relative path, else ``Unknown rule: <name>``."""
         name = args.get("path") if isinstance(args, dict) else args
         name = name if isinstance(name, str) else ""
-        rules = self._rules()
+        # Rules scoped to other agents are out of reach (``pi_rules_exclude``).
+        rules = self.engine.reachable(self._rules(), self._facts(""))
         rule = find_reference(rules, name)
         return rule.body if rule is not None else safe_lines(unknown_rule(rules, name))
 
