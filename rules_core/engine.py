@@ -45,6 +45,7 @@ from .lookup import (  # noqa: F401
 )
 from .paths import is_as_written
 from .select import select
+from .stream import StreamSpec
 
 MUTED_REASON = "muted for this session"
 PATH_CONDITION = "globs"
@@ -136,7 +137,10 @@ class Engine:
             discovery = self.discover(cwd, facts.trusted)
         errors = list(discovery.errors)
         excluded = self._exclusions(discovery.rules, facts)
-        live = [r for r in discovery.rules if r.id not in facts.mutes and r.id not in excluded]
+        # Stream rules fire on the model's output, never through the section.
+        streams = {r.id: s.summary for r in discovery.rules if (s := self.hooks.stream_spec(r)) is not None}
+        excluded_or_stream = excluded | {k: v for k, v in streams.items() if k not in excluded}
+        live = [r for r in discovery.rules if r.id not in facts.mutes and r.id not in excluded_or_stream]
         touched = normalize_touched(facts.touched, cwd)
         git_root = self._git_root(cwd) if facts.trusted else None
         # An untrusted project's tree is not read at all, not even to scan for exists.
@@ -145,7 +149,9 @@ class Engine:
         inputs = (facts, discovery.rules, tuple(errors), existing)
         if self._last is not None and _same_inputs(self._last[0], inputs):
             return self._last[1]
-        evaluation = self._evaluate_inputs(facts, cwd, discovery, errors, live, excluded, touched, existing)
+        evaluation = self._evaluate_inputs(
+            facts, cwd, discovery, errors, live, excluded_or_stream, touched, existing
+        )
         self._last = (inputs, evaluation)
         return evaluation
 
@@ -222,6 +228,31 @@ class Engine:
     def reachable(self, rules: Sequence[Rule], facts: Facts) -> list[Rule]:
         """The rules ``read_rule`` may return for ``facts`` (none a scope plugin excludes)."""
         return [r for r in rules if self.hooks.exclusion(r, facts) is None]
+
+    def stream_specs(self, facts: Facts, discovery: Discovery | None = None) -> tuple[StreamSpec, ...]:
+        """The stream rules armed for ``facts``: not muted, not scoped out, and every
+        condition besides the spec's own and the ``globs`` path gate satisfied (model,
+        branch, tools). Never raises."""
+        try:
+            if discovery is None:
+                discovery = self.discover(facts.cwd, facts.trusted)
+            cwd = os.path.abspath(facts.cwd)
+            context = MatchContext(facts=facts, touched=(), existing={}, intents=(), cwd=cwd)
+            armed = []
+            for rule in discovery.rules:
+                spec = self.hooks.stream_spec(rule)
+                if spec is None or rule.id in facts.mutes or self.hooks.exclusion(rule, facts) is not None:
+                    continue
+                skip = {*spec.owns, PATH_CONDITION}
+                verdicts = [v for v in self.hooks.match(rule, context) if v.condition not in skip]
+                judged = rule.declared_conditions
+                if all(v.ok is not False for v in verdicts) and all(
+                    c in skip or any(v.condition == c for v in verdicts) for c in judged
+                ):
+                    armed.append(spec)
+            return tuple(armed)
+        except Exception:
+            return ()
 
     def _judge(self, rule: Rule, context: MatchContext) -> tuple[bool, tuple[str, ...]]:
         if rule.inactive_reason is not None:
@@ -305,6 +336,8 @@ class Engine:
                 entries.append(PathExplanation(rule, "no-match", (rule.inactive_reason,)))
             elif (scoped_out := self.hooks.exclusion(rule, facts)) is not None:
                 entries.append(PathExplanation(rule, "no-match", (scoped_out,)))
+            elif (spec := self.hooks.stream_spec(rule)) is not None:
+                entries.append(PathExplanation(rule, "no-match", (spec.summary,)))
             elif rule.always_apply:
                 entries.append(PathExplanation(rule, "path-independent", ("alwaysApply",)))
             elif PATH_CONDITION not in rule.declared_conditions:

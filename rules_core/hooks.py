@@ -26,6 +26,7 @@ from .model import (
     Verdict,
 )
 from .select import utf16_token_estimate
+from .stream import StreamSpec
 
 
 class Hooks:
@@ -33,6 +34,7 @@ class Hooks:
         self.pm = pm
         self._schema_keys: dict[str, dict[str, SchemaKey]] = {}
         self._importers: list[ImporterInfo] | None = None
+        self._specs: dict[int, tuple[Rule, StreamSpec | None]] = {}
 
     def sources(self, context: DiscoveryContext) -> tuple[list[RuleFile], list[RuleError]]:
         files: list[RuleFile] = []
@@ -138,6 +140,23 @@ class Hooks:
         )
         verdicts = [v for result in results for v in result or ()]
         return sorted(verdicts, key=lambda v: (v.rank, v.condition))
+
+    def stream_spec(self, rule: Rule) -> StreamSpec | None:
+        """The rule's stream form; computed once per rule object (specs are pure)."""
+        cached = self._specs.get(id(rule))
+        if cached is not None and cached[0] is rule:
+            return cached[1]
+        try:
+            spec = self.pm.hook.pi_rules_stream_spec(rule=rule)
+        except Exception:
+            spec = None  # the rule's values were validated when it was parsed; a crash here
+            # leaves it a section rule rather than taking the evaluation down
+        if not isinstance(spec, StreamSpec):
+            spec = None
+        if len(self._specs) > 4096:
+            self._specs.clear()
+        self._specs[id(rule)] = (rule, spec)
+        return spec
 
     def scan(
         self, root: str, queries: Sequence[tuple[str, ...]], git_root: str | None

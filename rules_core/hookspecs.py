@@ -25,6 +25,7 @@ from .model import (
     SchemaKey,
     Verdict,
 )
+from .stream import StreamSpec
 
 PROJECT_NAME = "pi_rules"
 
@@ -107,6 +108,17 @@ def pi_rules_match(rule: Rule, context: MatchContext) -> Sequence[Verdict]:
 
 
 @hookspec(firstresult=True)
+def pi_rules_stream_spec(rule: Rule) -> StreamSpec | None:
+    """The stream-rule form of ``rule``, or ``None`` for a rule the section delivers.
+
+    firstresult. A rule with a spec watches the model's output instead: it never enters
+    the section or the on-demand index (it is reported ``inactive`` with
+    ``StreamSpec.summary``), ``read_rule`` still reaches it, and the session's
+    ``StreamWatcher`` fires it. Must be a pure function of the rule.
+    """
+
+
+@hookspec(firstresult=True)
 def pi_rules_scan(
     root: str, queries: Sequence[tuple[str, ...]], git_root: str | None
 ) -> Mapping[tuple[str, ...], str | None] | None:
@@ -132,7 +144,7 @@ def pi_rules_render(kind: str, data: Any) -> str | None:
     """Render ``data`` as ``kind`` text.
 
     Kinds: ``section``, ``entry``, ``index-line``, ``report``, ``explain``, ``show``,
-    ``check``, ``list``. firstresult: return ``None`` for kinds you do not render.
+    ``check``, ``list``, ``stream-interrupt``, ``stream-reminder``. firstresult: return ``None`` for kinds you do not render.
     """
 
 

@@ -41,6 +41,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "branch": "rules_plugins.match_branch",
     "intent": "rules_plugins.intent",
     "agent-scope": "rules_plugins.agent_scope",
+    "stream": "rules_plugins.stream",
     "scanner": "rules_plugins.scanner",
     "tokens": "rules_plugins.tokens",
     "markdown": "rules_plugins.markdown",

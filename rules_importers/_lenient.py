@@ -19,13 +19,13 @@ from typing import Any, Callable, Mapping
 
 from rules_core.compiled import compile_rule
 from rules_core.fs import list_rule_files
-from rules_core.model import ORDER_GLOBAL, ORDER_IMPORTS, DiscoveryContext, ParseResult, Rule, RuleError, RuleFile
+from rules_core.model import (
+    ORDER_GLOBAL, ORDER_IMPORTS, DiscoveryContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey,
+)
 from rules_core.paths import ancestors_between
 
 # Discovery order among importers (RULE-SPEC §1: Copilot before Claude; the peers after).
 IMPORTER_RANKS = {"copilot": 10, "claude": 20, "cursor": 30, "windsurf": 40, "cline": 50, "agents": 60}
-# The peers' (oh-my-pi, xcsh) stream-rule keys: kept verbatim for the stream-rules feature.
-STREAM_KEYS = ("condition", "astCondition", "scope", "interruptMode", "agents", "ttsr_trigger", "ttsrTrigger")
 BROKEN_LINK = "broken symbolic link; point it at an existing file or delete it"
 NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be plain files"
 
@@ -36,6 +36,7 @@ NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be p
 def imported_rule(
     rule_file: RuleFile, *, description: str, body: str, globs: tuple[str, ...] = (), always_apply: bool = False,
     load: str = "pinned", extra: Mapping[str, Any] | None = None, inactive_reason: str | None = None,
+    extra_conditions: tuple[str, ...] = (),
 ) -> Rule:
     """An ordinary rule from an imported file (RULE-SPEC §1). ``inactive_reason`` marks a
     file its own tool deliberately never applies (Cline's ``paths: []``, oh-my-pi's
@@ -43,7 +44,7 @@ def imported_rule(
     return Rule(
         file=rule_file, description=description, body=body, globs=globs, match="touched",
         load=load, always_apply=always_apply, extra=MappingProxyType(dict(extra or {})),  # type: ignore[arg-type]
-        inactive_reason=inactive_reason,
+        inactive_reason=inactive_reason, extra_conditions=extra_conditions,
     )
 
 
@@ -69,8 +70,23 @@ def invalid(rule_file: RuleFile, *problems: str) -> ParseResult:
 
 
 
-def stream_extra(data: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: data[key] for key in STREAM_KEYS if key in data}
+def extension(data: Mapping[str, Any], extra_keys: Mapping[str, SchemaKey], problems: list[str]) -> dict[str, Any]:
+    """The keys plugins add to every format (the peers' stream-rule keys, ``agents``),
+    validated by their plugins as strictly as in native rules: a bad value is a problem
+    naming the fix. Keys no plugin offers are other tools' business and are ignored."""
+    extra: dict[str, Any] = {}
+    conditions: list[str] = []
+    for name, key in extra_keys.items():
+        if name not in data:
+            continue
+        try:
+            extra[name] = key.validate(data[name])
+        except ValueError as exc:
+            problems.append(f"{name}: {exc}")
+            continue
+        if key.is_condition:
+            conditions.append(name)
+    return {"extra": extra, "extra_conditions": tuple(conditions)}
 
 
 # -- descriptions and values -----------------------------------------------------------------

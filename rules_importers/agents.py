@@ -22,7 +22,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, enabled_globally, finish, glob_values, imported_rule, invalid, kind_of, list_flat,
-    path_kind, rule_file_at, stream_extra, walk_up,
+    path_kind, rule_file_at, extension, walk_up,
 )
 from ._recovery import read_document
 
@@ -128,9 +128,10 @@ def pi_rules_parse(
     data = {_camel(str(key)): value for key, value in document.data.items()}
     problems: list[str] = []
     description = describe(rule_file, data, problems, body=document.body, show="kind")
+    extended = extension(data, extra_keys, problems)
     if problems:
         return invalid(rule_file, *problems)
-    kept = {"description": description, "body": document.body, "extra": stream_extra(data)}
+    kept = {"description": description, "body": document.body, **extended}
     if rule_file.schema == STICKY:
         if not document.body.strip():
             off = "turned off: RULES.md is empty, and oh-my-pi skips an empty RULES.md"

@@ -20,7 +20,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, finish, glob_values, imported_rule, invalid, kind_of,
-    list_import_root, stream_extra,
+    list_import_root, extension,
 )
 from ._recovery import read_markdown
 
@@ -47,7 +47,7 @@ def pi_rules_parse(
 ) -> ParseResult | None:
     if rule_file.schema != NAME:
         return None
-    return _parse(rule_file, text)
+    return _parse(rule_file, text, extra_keys)
 
 
 def is_markdown(name: str) -> bool:
@@ -59,7 +59,7 @@ def _with_stem(rule_file: RuleFile) -> RuleFile:
     return rule_file if rule_file.stem else dataclasses.replace(rule_file, id_stem="md")
 
 
-def _parse(rule_file: RuleFile, text: str) -> ParseResult:
+def _parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult:
     document = read_markdown(rule_file, text)
     if isinstance(document, ParseResult):
         return document
@@ -67,10 +67,11 @@ def _parse(rule_file: RuleFile, text: str) -> ParseResult:
     problems: list[str] = []
     description = describe(rule_file, data, problems, body=document.body)
     globs = _paths(data, problems)
+    extended = extension(data, extra_keys, problems)
     if problems:
         return invalid(rule_file, *problems)
     # Only the absence of ``paths`` means always; ``**`` stays an ordinary glob.
-    kept = {"description": description, "body": document.body, "extra": stream_extra(data)}
+    kept = {"description": description, "body": document.body, **extended}
     return finish(imported_rule(rule_file, globs=globs, always_apply=not globs, **kept))
 
 

@@ -23,7 +23,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, finish, glob_values, imported_rule, invalid, kind_of, list_flat, path_kind, rule_file_at,
-    stream_extra, walk_up,
+    extension, walk_up,
 )
 from ._recovery import read_document
 
@@ -88,9 +88,10 @@ def pi_rules_parse(
     description = describe(rule_file, data, problems, body=document.body, show="kind")
     paths = _paths(data.get("paths"), problems)
     off = _switched_off(data, problems)
+    extended = extension(data, extra_keys, problems)
     if problems:
         return invalid(rule_file, problems[0])  # one at a time, in the order read
-    kept = {"description": description, "body": document.body, "extra": stream_extra(data)}
+    kept = {"description": description, "body": document.body, **extended}
     if off is None and paths == ():
         off = "turned off: paths is empty, which Cline reads as 'never apply'"
     if off is None and not document.body.strip():

@@ -22,7 +22,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, finish, imported_rule, invalid, kind_of, list_import_root,
-    split_globs, stream_extra,
+    split_globs, extension,
 )
 from ._recovery import read_markdown
 
@@ -56,7 +56,7 @@ def pi_rules_parse(
 ) -> ParseResult | None:
     if rule_file.schema != NAME:
         return None
-    return _parse(rule_file, text)
+    return _parse(rule_file, text, extra_keys)
 
 
 def is_instructions(name: str) -> bool:
@@ -112,7 +112,7 @@ def _expand_home(entry: str, home: str | None) -> str | None:
     return entry
 
 
-def _parse(rule_file: RuleFile, text: str) -> ParseResult:
+def _parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult:
     document = read_markdown(rule_file, text)
     if isinstance(document, ParseResult):
         return document
@@ -121,9 +121,10 @@ def _parse(rule_file: RuleFile, text: str) -> ParseResult:
     # Copilot's fallback is the stem, never a heading (RULE-SPEC §1).
     description = describe(rule_file, data, problems, body=None)
     globs = _apply_to(data, problems)
+    extended = extension(data, extra_keys, problems)
     if problems:
         return invalid(rule_file, *problems)
-    kept = {"description": description, "body": document.body, "extra": stream_extra(data)}
+    kept = {"description": description, "body": document.body, **extended}
     return finish(imported_rule(rule_file, globs=globs, always_apply=not globs or ALL_FILES in globs, **kept))
 
 

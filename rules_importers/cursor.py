@@ -20,7 +20,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, enabled_globally, finish, glob_list, imported_rule, invalid, list_import_root,
-    plain_rule, single_file, stream_extra,
+    plain_rule, single_file, extension,
 )
 from ._recovery import flag, read_document
 
@@ -70,6 +70,7 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
     always = flag(doc.data, "alwaysApply", problems)
     globs = glob_list(doc.data, "globs", problems)
     description = describe(rule_file, doc.data, problems, body=doc.body, closing=True, show="scalar")
+    extended = extension(doc.data, extra_keys, problems)
     if problems:
         return invalid(rule_file, *problems)
     # Cursor attaches a nested folder's rules only to files in that folder: an "always"
@@ -81,7 +82,7 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
         rule_file, description=description, body=doc.body, always_apply=always,
         globs=() if always else globs,
         load="pinned" if always or globs else "on-demand",
-        extra=stream_extra(doc.data),
+        **extended,
     )
     return finish(rule)
 

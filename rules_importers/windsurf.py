@@ -18,7 +18,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, enabled_globally, finish, glob_list, imported_rule, invalid, kind_of, list_flat,
-    plain_rule, single_file, stream_extra,
+    plain_rule, single_file, extension,
 )
 from ._recovery import flag, read_document
 
@@ -71,13 +71,14 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
     problems: list[str] = []
     mode, globs = _activation(doc.data, problems)
     description = describe(rule_file, doc.data, problems, body=doc.body, closing=True, show="scalar")
+    extended = extension(doc.data, extra_keys, problems)
     if problems:
         return invalid(rule_file, *problems)
     rule = imported_rule(
         rule_file, description=description, body=doc.body, always_apply=mode == "always",
         globs=globs if mode == "glob" else (),
         load="on-demand" if mode == "on-demand" else "pinned",
-        extra=stream_extra(doc.data),
+        **extended,
     )
     return finish(rule)
 

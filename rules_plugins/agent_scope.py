@@ -41,8 +41,7 @@ def parse_agents(value: Any) -> tuple[str, ...]:
 
 @hookimpl
 def pi_rules_schema_keys(schema: str) -> list[SchemaKey]:
-    if schema != "v1":
-        return []
+    # Every format: the peers' files carry ``agents`` too.
     return [SchemaKey(KEY, parse_agents, help="agents the rule is for (main, sub, or names)")]
 
 

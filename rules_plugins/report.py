@@ -133,9 +133,9 @@ def render_list(discovery: Discovery, cwd: str) -> str:
 def describe_conditions(rule: Rule) -> str:
     if rule.inactive_reason is not None:
         return safe_line(rule.inactive_reason)
-    if rule.always_apply:
-        return "alwaysApply"
     parts = []
+    if rule.always_apply:
+        parts.append("alwaysApply")
     if rule.globs:
         parts.append(f"globs {', '.join(rule.globs)}")
         parts.append(f"match {rule.match}")
@@ -147,7 +147,7 @@ def describe_conditions(rule: Rule) -> str:
         parts.append(f"branch {rule.branch}")
     if rule.keywords:
         parts.append(f"keywords {', '.join(rule.keywords)}")
-    parts.extend(f"{name} {rule.extra[name]}" for name in rule.extra_conditions)
+    parts.extend(f"{name} {_shown(rule.extra[name])}" for name in rule.extra_conditions)
     return safe_line("; ".join(parts)) if parts else "none"
 
 

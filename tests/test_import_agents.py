@@ -141,11 +141,11 @@ def test_comma_string_globs_split_only_outside_braces(repo):
     assert by_id(repo)["errors"].globs == ("src/**/*.{ts,tsx}", "lib/**")
 
 
-def test_stream_rule_keys_are_kept_verbatim_and_shown(repo, cli):
+def test_stream_rule_keys_are_validated_and_shown(repo, cli):
     rule = by_id(repo)["no-console"]
-    assert dict(rule.extra) == {"condition": "console\\.log\\(", "scope": "tool:edit(*.ts), tool:write(*.ts)",
-                                "interruptMode": "tool-only", "agents": ["main", "reviewer"]}
-    assert rule.load == "on-demand"
+    assert dict(rule.extra) == {"condition": ("console\\.log\\(",), "scope": ("tool:edit(*.ts)", "tool:write(*.ts)"),
+                                "interruptMode": "tool-only", "agents": ("main", "reviewer")}
+    assert outcomes(repo)["no-console"].reasons[0].startswith("stream rule: fires when tool:edit(*.ts)")
     code, shown = cli(repo, "show", "no-console")
     assert code == 0
     assert "agents: main, reviewer" in shown and "interruptMode: tool-only" in shown

@@ -301,16 +301,16 @@ def test_body_without_frontmatter_is_the_whole_file(rule_project):
     assert only(rule_project).body == "\n# Title\n\nBody.\n\n"
 
 
-def test_stream_rule_keys_are_kept_verbatim_and_shown(rule_project, cli):
+def test_stream_rule_keys_are_validated_and_shown(rule_project, cli):
     write(rule_project, "x.md", claude_rule(
         paths="src/**", condition="'TODO'", astCondition="['console.log($A)']", agents="[main]",
         ttsr_trigger="'FIXME'",
     ))
     assert dict(only(rule_project).extra) == {
-        "condition": "TODO", "astCondition": ["console.log($A)"], "agents": ["main"], "ttsr_trigger": "FIXME",
+        "condition": ("TODO",), "astCondition": ("console.log($A)",), "agents": ("main",), "ttsr_trigger": ("FIXME",),
     }
     code, out = cli(rule_project, "show", "x")
-    assert code == 0 and "astCondition: console.log($A)" in out
+    assert code == 0 and "astCondition console.log($A)" in out
 
 
 # -- an ordinary project rule -------------------------------------------------------------

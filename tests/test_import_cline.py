@@ -132,12 +132,12 @@ def test_an_empty_rule_file_is_listed_but_never_activates(repo):
     assert outcome.reasons == ("turned off: the file is empty, and Cline skips empty rules",)
 
 
-def test_stream_rule_keys_are_kept_verbatim_and_shown(repo, cli):
+def test_stream_rule_keys_are_validated_and_shown(repo, cli):
     rule = by_id(repo)["07-no-console"]
-    assert dict(rule.extra) == {"condition": "console\\.log", "scope": "tool:edit(*.ts)", "interruptMode": "always"}
+    assert dict(rule.extra) == {"condition": ("console\\.log",), "scope": ("tool:edit(*.ts)",), "interruptMode": "always"}
     code, shown = cli(repo, "show", "07-no-console")
     assert code == 0
-    assert "condition: console\\.log" in shown and "interruptMode: always" in shown
+    assert "condition console\\.log" in shown and "interruptMode: always" in shown
 
 
 def test_body_is_kept_verbatim(repo):

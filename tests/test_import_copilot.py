@@ -107,14 +107,14 @@ def test_fixture_react_keeps_brace_sets_and_ignores_name_and_exclude_agent(repo)
     assert status(repo, "react", touched=["src/components/App.tsx"])[0] == "active"
 
 
-def test_fixture_stream_rule_keys_are_kept_verbatim_and_shown(repo, cli):
+def test_fixture_stream_rule_keys_are_validated_and_shown(repo, cli):
     rule = mine(repo)["no-console"]
     assert dict(rule.extra) == {
-        "condition": "console\\.log\\(", "interruptMode": "tool-only", "scope": "tool:edit(*.ts)",
+        "condition": ("console\\.log\\(",), "interruptMode": "tool-only", "scope": ("tool:edit(*.ts)",),
     }
     code, out = cli(repo, "show", "no-console")
     assert code == 0
-    assert "condition: console\\.log\\(" in out and "interruptMode: tool-only" in out
+    assert "condition console\\.log\\(" in out and "interruptMode: tool-only" in out
 
 
 def test_fixture_list_json_names_plugin_paths_and_descriptions(repo, cli, monkeypatch):

@@ -107,13 +107,13 @@ def test_always_apply_as_the_string_false_is_read_as_false(rule_project):
     assert not rule.always_apply and rule.globs == ("src/**",)
 
 
-def test_peer_stream_keys_are_kept_verbatim_for_later(repo):
+def test_peer_stream_keys_are_validated(repo):
     rule = rules(repo)["no-console"]
     assert dict(rule.extra) == {
-        "condition": "console\\.log\\(",
-        "scope": "tool:edit(*.ts), tool:write(*.ts)",
+        "condition": ("console\\.log\\(",),
+        "scope": ("tool:edit(*.ts)", "tool:write(*.ts)"),
         "interruptMode": "tool-only",
-        "agents": ["main"],
+        "agents": ("main",),
     }
 
 

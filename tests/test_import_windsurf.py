@@ -148,11 +148,11 @@ def test_imported_bodies_are_kept_verbatim_blank_edges_included(repo):
     assert rules(repo)["coding-style"].body.startswith("\n<coding_guidelines>\n")
 
 
-def test_peer_stream_keys_are_kept_verbatim_for_later(rule_project):
+def test_peer_stream_keys_are_validated(rule_project):
     rule_project.write({".windsurf/rules/x.md": ws_rule(
         "trigger: always_on\ncondition: ['eval\\(']\nastCondition: 'console.log($A)'\nttsr_trigger: x\n")})
     assert dict(rules(rule_project)["x"].extra) == {
-        "condition": ["eval\\("], "astCondition": "console.log($A)", "ttsr_trigger": "x"}
+        "condition": ("eval\\(",), "astCondition": ("console.log($A)",), "ttsr_trigger": ("x",)}
 
 
 def test_one_id_namespace_with_native_rules(rule_project):

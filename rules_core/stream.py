@@ -1,0 +1,435 @@
+"""Stream rules at run time: watch the model's output as it streams, say what fires.
+
+A stream rule never enters the system-prompt section. A plugin (the built-in
+``stream``) turns it into a ``StreamSpec`` through ``pi_rules_stream_spec``; the
+``StreamWatcher`` here feeds every delta of prose, thinking and tool-call arguments to
+the specs whose scope admits that surface, and reports the rules that fired and
+whether the host should interrupt the model.
+
+Matching is incremental: each delta is searched together with the last few characters
+before it (the longest match a pattern can make, capped at ``WINDOW``), so a stream of
+n characters costs O(n) however it is split. A pattern whose matches can be longer than
+the window is also searched once over the whole stream when it ends, so the rules that
+fire never depend on how the text was split (docs/stream.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Sequence
+
+from .compiled import EMPTY_GLOBSET
+from .globs import Glob, normalize_path
+from .model import Rule
+
+Surface = Literal["text", "thinking", "tool"]
+InterruptMode = Literal["never", "prose-only", "tool-only", "always"]
+SURFACES: tuple[str, ...] = ("text", "thinking", "tool")
+INTERRUPT_MODES: tuple[str, ...] = ("never", "prose-only", "tool-only", "always")
+
+# The longest match the per-delta search looks for; longer matches of unbounded
+# patterns are found by the whole-stream search when the stream ends.
+WINDOW = 1024
+# Characters kept before the search window so ``^``, ``\b`` and look-behinds see the
+# real text before it rather than a false start of string.
+CONTEXT = 64
+# Per stream, text kept for the end-of-stream search and ast conditions (4 Mi chars).
+STORE_LIMIT = 4 * 1024 * 1024
+SNIPPET = 60
+
+
+@dataclass(frozen=True)
+class ScopeEntry:
+    """One surface a stream rule watches: ``text``, ``thinking``, or tool calls.
+
+    ``tool`` (lower case) narrows a tool entry to one tool; ``matcher`` to the tool
+    calls whose file path, or its base name, matches ``glob``.
+    """
+
+    surface: Surface
+    tool: str | None = None
+    glob: str | None = None
+    matcher: Glob | None = field(default=None, compare=False, repr=False)
+
+    def admits(self, surface: str, tool: str | None, path: str | None) -> bool:
+        if surface != self.surface:
+            return False
+        if surface != "tool":
+            return True
+        if self.tool is not None and (tool or "").lower() != self.tool:
+            return False
+        if self.matcher is None:
+            return True
+        if not path:
+            return False
+        normal = normalize_path(path)
+        return self.matcher.match_normalized(normal) or self.matcher.match_normalized(normal.rsplit("/", 1)[-1])
+
+    def __str__(self) -> str:
+        if self.surface != "tool":
+            return self.surface
+        if self.tool is None:
+            return "tool"
+        return f"tool:{self.tool}({self.glob})" if self.glob else f"tool:{self.tool}"
+
+
+@dataclass(frozen=True)
+class StreamPattern:
+    """A compiled ``condition``. ``width`` is the longest match it can make (``None``:
+    unbounded); ``joinable`` patterns (no group references) share one combined search."""
+
+    source: str
+    regex: re.Pattern[str] = field(compare=False)
+    width: int | None = None
+    joinable: bool = True
+    # The pattern with its leading flags as a scoped group, for the combined search.
+    scoped: str = ""
+
+
+# (text, path) -> a description of the first ast match, or None.
+AstMatcher = Callable[[str, str], "str | None"]
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What a stream rule watches for and what happens when it fires.
+
+    ``repeat_gap`` is ``None`` for ``repeat: once`` (once per session, again after a
+    compaction), else the number of turns that must pass before it may fire again.
+    ``owns`` names the rule's conditions this spec judges (the engine's matchers judge
+    the others: ``globs`` is the path gate, ``model``/``branch``/``tools`` arm the rule).
+    """
+
+    rule: Rule
+    patterns: tuple[StreamPattern, ...]
+    scope: tuple[ScopeEntry, ...]
+    interrupt: InterruptMode = "always"
+    repeat_gap: int | None = None
+    ast_patterns: tuple[str, ...] = ()
+    ast: AstMatcher | None = field(default=None, compare=False, repr=False)
+    owns: tuple[str, ...] = ("condition", "astCondition")
+    summary: str = "stream rule"
+
+    def interrupts(self, surface: str) -> bool:
+        if self.interrupt == "always":
+            return True
+        if self.interrupt == "prose-only":
+            return surface in ("text", "thinking")
+        if self.interrupt == "tool-only":
+            return surface == "tool"
+        return False
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One rule that fired: where (``source``), why, and whether it interrupts."""
+
+    rule: Rule
+    source: str
+    reason: str
+    interrupt: bool
+    offset: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.rule.id, "source": self.source, "interrupt": self.interrupt, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """After a delta: the rules that fired now, whether to interrupt, and the block to
+    show the model (the interrupt block, else the reminder block; ``""`` if nothing)."""
+
+    fired: tuple[Firing, ...] = ()
+    interrupt: bool = False
+    block: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fired": [f.to_json() for f in self.fired],
+            "interrupt": self.interrupt,
+            "block": self.block,
+        }
+
+
+NOTHING = StreamResult()
+Renderer = Callable[[str, Any], "str | None"]
+Gate = Callable[[Rule, Sequence[str]], bool]
+
+
+@dataclass
+class _Stream:
+    surface: str
+    tool: str | None
+    path: str | None
+    eligible: list[StreamSpec]
+    tail: str = ""
+    length: int = 0
+    chunks: list[str] = field(default_factory=list)
+    stored: int = 0
+    fired: set[str] = field(default_factory=set)
+
+
+class StreamWatcher:
+    """Per-session watcher. ``feed`` each delta, ``end`` each stream, ``turn`` at each new
+    model turn, ``reset`` after a compaction or branch switch. Never raises on hostile
+    input: non-string text is ignored."""
+
+    def __init__(
+        self,
+        specs: Sequence[StreamSpec] = (),
+        *,
+        gate: Gate | None = None,
+        touched: Sequence[str] = (),
+        render: Renderer | None = None,
+    ) -> None:
+        self._gate = gate or (lambda rule, paths: True)
+        self._render = render
+        self._specs: tuple[StreamSpec, ...] = ()
+        self._touched: tuple[str, ...] = ()
+        self._streams: dict[tuple[str, str, str], _Stream] = {}
+        self._turn = 0
+        self._last_fired: dict[str, int] = {}
+        self._unions: dict[tuple[int, ...], re.Pattern[str] | None] = {}
+        # Firings found while a late file path admitted new rules, reported with the delta.
+        self._pending: list[Firing] = []
+        self.arm(specs, touched)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def arm(self, specs: Sequence[StreamSpec], touched: Sequence[str] = ()) -> None:
+        """The rules to watch and the session's touched paths changed (new facts)."""
+        specs, touched = tuple(specs), tuple(touched)
+        if specs == self._specs and touched == self._touched:
+            return
+        self._specs, self._touched = specs, touched
+        self._unions.clear()
+        for stream in self._streams.values():
+            stream.eligible = self._eligible(stream.surface, stream.tool, stream.path)
+
+    @property
+    def specs(self) -> tuple[StreamSpec, ...]:
+        return self._specs
+
+    def turn(self) -> None:
+        """A new model turn: every stream buffer is dropped; ``after-gap`` counts turns."""
+        self._turn += 1
+        self._streams.clear()
+
+    def reset(self) -> None:
+        """After a compaction or branch switch: the rules fired so far may fire again."""
+        self._streams.clear()
+        self._last_fired.clear()
+
+    # -- feeding --------------------------------------------------------------------------
+
+    def feed(
+        self, source: Any, delta: Any, *, tool: Any = None, call_id: Any = None, path: Any = None
+    ) -> StreamResult:
+        """One delta of one stream (``source``: text, thinking or tool; tool deltas name
+        the tool and, when known, the call id and the file path)."""
+        stream = self._stream(source, tool, call_id, path)
+        pending, self._pending = self._pending, []
+        if stream is None or not isinstance(delta, str) or not delta:
+            return self._result(pending)
+        window_text, pos = self._append(stream, delta)
+        candidates = self._candidates(stream)
+        if candidates:
+            pending += self._search(stream, candidates, window_text, pos, stream.length - len(window_text))
+        return self._result(pending)
+
+    def end(self, source: Any, *, tool: Any = None, call_id: Any = None, path: Any = None) -> StreamResult:
+        """The stream is complete: search unbounded patterns over the whole text and run
+        ast conditions (tool streams only), then forget the stream."""
+        key = _key(source, tool, call_id)
+        if key is None or key not in self._streams:
+            return NOTHING
+        self._stream(source, tool, call_id, path)  # a path named only now still gates
+        stream = self._streams.pop(key)
+        firings, self._pending = self._pending, []
+        whole = "".join(stream.chunks)
+        for spec in self._candidates(stream):
+            firing = self._whole_search(stream, spec, whole)
+            if firing is not None:
+                firings.append(firing)
+                self._fired(stream, spec)
+        return self._result(firings)
+
+    def check(self, source: Any, text: Any, *, tool: Any = None, path: Any = None) -> StreamResult:
+        """A complete snapshot (a file a tool would write, a snippet): feed it at once and
+        end it, on a stream of its own."""
+        call_id = f"check:{id(text)}"
+        first = self.feed(source, text, tool=tool, call_id=call_id, path=path)
+        last = self.end(source, tool=tool, call_id=call_id, path=path)
+        return self._result(list(first.fired) + list(last.fired))
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _stream(self, source: Any, tool: Any, call_id: Any, path: Any) -> _Stream | None:
+        key = _key(source, tool, call_id)
+        if key is None:
+            return None
+        stream = self._streams.get(key)
+        path = path if isinstance(path, str) and path else None
+        if stream is None:
+            tool_name = tool if isinstance(tool, str) and source == "tool" else None
+            stream = _Stream(source, tool_name, path, self._eligible(source, tool_name, path))
+            self._streams[key] = stream
+        elif path is not None and path != stream.path:
+            # The file path of a tool call often arrives after some of its arguments:
+            # newly admitted rules catch up on the text streamed so far.
+            before = {id(s) for s in stream.eligible}
+            stream.path = path
+            stream.eligible = self._eligible(stream.surface, stream.tool, path)
+            whole = "".join(stream.chunks)
+            for spec in stream.eligible:
+                if id(spec) not in before and whole:
+                    self._catch_up(stream, spec, whole)
+        return stream
+
+    def _eligible(self, surface: str, tool: str | None, path: str | None) -> list[StreamSpec]:
+        paths = (path,) if path else self._touched
+        eligible = []
+        for spec in self._specs:
+            if not any(entry.admits(surface, tool, path) for entry in spec.scope):
+                continue
+            if spec.rule.globs and not self._gate(spec.rule, paths):
+                continue
+            eligible.append(spec)
+        return eligible
+
+    def _candidates(self, stream: _Stream) -> list[StreamSpec]:
+        return [s for s in stream.eligible if s.rule.id not in stream.fired and self._may_fire(s)]
+
+    def _may_fire(self, spec: StreamSpec) -> bool:
+        last = self._last_fired.get(spec.rule.id)
+        if last is None:
+            return True
+        return spec.repeat_gap is not None and self._turn - last >= spec.repeat_gap
+
+    def _append(self, stream: _Stream, delta: str) -> tuple[str, int]:
+        """Record the delta; return the text to search and where the search starts."""
+        text = stream.tail + delta
+        pos = max(0, len(stream.tail) - WINDOW + 1)
+        if stream.length > len(stream.tail):
+            pos = max(pos, min(CONTEXT, len(stream.tail)))
+        stream.length += len(delta)
+        stream.tail = text[-(WINDOW + CONTEXT) :]
+        if stream.stored < STORE_LIMIT:
+            kept = delta[: STORE_LIMIT - stream.stored]
+            stream.chunks.append(kept)
+            stream.stored += len(kept)
+        return text, pos
+
+    def _search(
+        self, stream: _Stream, candidates: list[StreamSpec], text: str, pos: int, text_start: int
+    ) -> list[Firing]:
+        joinable = [s for s in candidates if s.patterns and all(p.joinable for p in s.patterns)]
+        union = self._union(joinable)
+        hit = union is None or union.search(text, pos) is not None
+        firings: list[Firing] = []
+        for spec in candidates:
+            if not spec.patterns:
+                continue
+            if spec in joinable and not hit:
+                continue
+            for pattern in spec.patterns:
+                found = pattern.regex.search(text, pos)
+                if found is not None:
+                    firings.append(self._firing(stream, spec, pattern, found, text_start))
+                    self._fired(stream, spec)
+                    break
+        return firings
+
+    def _union(self, specs: list[StreamSpec]) -> re.Pattern[str] | None:
+        """One combined search for many patterns: a miss rules them all out at once."""
+        if not specs:
+            return re.compile(r"(?!)")
+        key = tuple(id(s) for s in specs)
+        if key not in self._unions:
+            parts = [p.scoped for s in specs for p in s.patterns]
+            try:
+                self._unions[key] = re.compile("|".join(parts))
+            except re.error:
+                self._unions[key] = None  # search each pattern on its own
+            if len(self._unions) > 256:
+                self._unions.pop(next(iter(self._unions)))
+        return self._unions[key]
+
+    def _whole_search(self, stream: _Stream, spec: StreamSpec, whole: str) -> Firing | None:
+        for pattern in spec.patterns:
+            if pattern.width is not None and pattern.width <= WINDOW:
+                continue  # the per-delta windows already saw every match it can make
+            found = pattern.regex.search(whole)
+            if found is not None:
+                return self._firing(stream, spec, pattern, found, 0)
+        if spec.ast is not None and stream.surface == "tool" and stream.path:
+            described = spec.ast(whole, stream.path)
+            if described:
+                return Firing(spec.rule, _source(stream), described, spec.interrupts(stream.surface))
+        return None
+
+    def _catch_up(self, stream: _Stream, spec: StreamSpec, whole: str) -> None:
+        """A rule admitted mid-stream searches the text it has not seen yet, whole."""
+        if spec.rule.id in stream.fired or not self._may_fire(spec):
+            return
+        for pattern in spec.patterns:
+            found = pattern.regex.search(whole)
+            if found is not None:
+                self._pending.append(self._firing(stream, spec, pattern, found, 0))
+                self._fired(stream, spec)
+                return
+
+    def _fired(self, stream: _Stream, spec: StreamSpec) -> None:
+        stream.fired.add(spec.rule.id)
+        self._last_fired[spec.rule.id] = self._turn
+
+    def _firing(
+        self, stream: _Stream, spec: StreamSpec, pattern: StreamPattern, found: re.Match[str], start: int
+    ) -> Firing:
+        reason = f"matched /{pattern.source}/: {_quote(found.group(0))}"
+        return Firing(spec.rule, _source(stream), reason, spec.interrupts(stream.surface), start + found.start())
+
+    def _result(self, firings: list[Firing]) -> StreamResult:
+        if not firings:
+            return NOTHING
+        interrupt = any(f.interrupt for f in firings)
+        block = ""
+        if self._render is not None:
+            kind = "stream-interrupt" if interrupt else "stream-reminder"
+            block = self._render(kind, {"firings": tuple(firings)}) or ""
+        return StreamResult(tuple(firings), interrupt, block)
+
+
+def _key(source: Any, tool: Any, call_id: Any) -> tuple[str, str, str] | None:
+    if source not in SURFACES:
+        return None
+    if source != "tool":
+        return (source, "", "")
+    name = tool if isinstance(tool, str) else ""
+    call = call_id if isinstance(call_id, (str, int)) and not isinstance(call_id, bool) else ""
+    return (source, name, str(call))
+
+
+def _source(stream: _Stream) -> str:
+    if stream.surface != "tool":
+        return stream.surface
+    name = f"tool:{stream.tool or '?'}"
+    return f"{name}({stream.path})" if stream.path else name
+
+
+def _quote(text: str) -> str:
+    shown = text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
+    return json.dumps(shown, ensure_ascii=False)
+
+
+def globs_gate(cwd: str) -> Gate:
+    """The path gate of a stream rule's ``globs``: the normal glob rules, rebased."""
+
+    def gate(rule: Rule, paths: Sequence[str]) -> bool:
+        globset = rule.compiled.globs if rule.compiled is not None else EMPTY_GLOBSET
+        return globset.first_session_match(paths, cwd, rule.file.base) is not None
+
+    return gate
+
