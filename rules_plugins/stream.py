@@ -34,10 +34,10 @@ from ._stream_grammar import (
 LEGACY_KEYS = ("ttsr_trigger", "ttsrTrigger")
 DEFAULT_SCOPE = ("text", "tool")
 INTERRUPT_FRAME = (
-    "Your output was stopped because it matched a project rule. Follow the rule below, "
+    "Your output was stopped because it matched {a project rule}. Follow {the rule} below, "
     "then continue from where you were stopped; do not repeat the matched text."
 )
-REMINDER_FRAME = "Your last output matched these project rules. Keep to them from here on."
+REMINDER_FRAME = "Your last output matched {a project rule}. Keep to {the rule} from here on."
 
 
 def parse_ast_condition(value: Any) -> tuple[str, ...]:
@@ -133,4 +133,7 @@ def _block(title: str, frame: str, firings: Sequence[Firing]) -> str:
         seen.add(firing.rule.id)
         heading = f"## {firing.rule.id}\n> Fired by: {firing.source} {firing.reason}"
         entries.append(f"{heading}\n\n{firing.rule.body}" if firing.rule.body else heading)
+    many = len(entries) > 1
+    frame = frame.replace("{a project rule}", "project rules" if many else "a project rule")
+    frame = frame.replace("{the rule}", "the rules" if many else "the rule")
     return f"{title}\n\n{frame}\n\n" + "\n\n---\n\n".join(entries) + "\n"
