@@ -31,7 +31,7 @@ INTERRUPT_MODES: tuple[str, ...] = ("never", "prose-only", "tool-only", "always"
 
 # The longest match the per-delta search looks for; longer matches of unbounded
 # patterns are found by the whole-stream search when the stream ends.
-WINDOW = 1024
+WINDOW = 256
 # Characters kept before the search window so ``^``, ``\b`` and look-behinds see the
 # real text before it rather than a false start of string.
 CONTEXT = 64
@@ -169,6 +169,45 @@ class _Stream:
     chunks: list[str] = field(default_factory=list)
     stored: int = 0
     fired: set[str] = field(default_factory=set)
+    # (watcher epoch, candidates, their search plan): recomputed only when rules fire,
+    # the turn changes or the watcher is re-armed, not at every delta.
+    cache: tuple[int, list[StreamSpec], Any] | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one set of candidate rules is searched: ``groups`` are alternations (regex,
+    the widest match it needs to look back for, its members); ``alone`` the patterns
+    that cannot join one. Members are (order, spec, pattern), order = discovery order."""
+
+    groups: tuple[tuple[re.Pattern[str], int, tuple[tuple[int, StreamSpec, StreamPattern], ...]], ...]
+    alone: tuple[tuple[int, StreamSpec, StreamPattern], ...]
+
+
+def _make_plan(specs: Sequence[StreamSpec]) -> _Plan:
+    short: list[tuple[int, StreamSpec, StreamPattern]] = []
+    long: list[tuple[int, StreamSpec, StreamPattern]] = []
+    alone: list[tuple[int, StreamSpec, StreamPattern]] = []
+    for order, spec in enumerate(specs):
+        for pattern in spec.patterns:
+            member = (order, spec, pattern)
+            if not pattern.joinable:
+                alone.append(member)
+            elif pattern.width is not None and pattern.width <= WINDOW:
+                short.append(member)
+            else:
+                long.append(member)
+    groups = []
+    for members, width in ((short, max((m[2].width or 0 for m in short), default=0)), (long, WINDOW)):
+        if not members:
+            continue
+        try:
+            union = re.compile("|".join(m[2].scoped for m in members))
+        except (re.error, RecursionError, OverflowError):
+            alone += members  # too big or too odd to join: search each on its own
+            continue
+        groups.append((union, max(width, 1), tuple(members)))
+    return _Plan(tuple(groups), tuple(alone))
 
 
 class StreamWatcher:
@@ -191,7 +230,8 @@ class StreamWatcher:
         self._streams: dict[tuple[str, str, str], _Stream] = {}
         self._turn = 0
         self._last_fired: dict[str, int] = {}
-        self._unions: dict[tuple[int, ...], re.Pattern[str] | None] = {}
+        self._plans: dict[tuple[int, ...], _Plan] = {}
+        self._epoch = 0
         # Firings found while a late file path admitted new rules, reported with the delta.
         self._pending: list[Firing] = []
         self.arm(specs, touched)
@@ -204,7 +244,8 @@ class StreamWatcher:
         if specs == self._specs and touched == self._touched:
             return
         self._specs, self._touched = specs, touched
-        self._unions.clear()
+        self._plans.clear()
+        self._epoch += 1
         for stream in self._streams.values():
             stream.eligible = self._eligible(stream.surface, stream.tool, stream.path)
 
@@ -215,12 +256,14 @@ class StreamWatcher:
     def turn(self) -> None:
         """A new model turn: every stream buffer is dropped; ``after-gap`` counts turns."""
         self._turn += 1
+        self._epoch += 1
         self._streams.clear()
 
     def reset(self) -> None:
         """After a compaction or branch switch: the rules fired so far may fire again."""
         self._streams.clear()
         self._last_fired.clear()
+        self._epoch += 1
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -236,7 +279,7 @@ class StreamWatcher:
         window_text, pos = self._append(stream, delta)
         candidates = self._candidates(stream)
         if candidates:
-            pending += self._search(stream, candidates, window_text, pos, stream.length - len(window_text))
+            pending += self._search(stream, candidates, window_text, pos, len(window_text) - len(delta))
         return self._result(pending)
 
     def end(self, source: Any, *, tool: Any = None, call_id: Any = None, path: Any = None) -> StreamResult:
@@ -282,6 +325,7 @@ class StreamWatcher:
             before = {id(s) for s in stream.eligible}
             stream.path = path
             stream.eligible = self._eligible(stream.surface, stream.tool, path)
+            stream.cache = None
             whole = "".join(stream.chunks)
             for spec in stream.eligible:
                 if id(spec) not in before and whole:
@@ -300,7 +344,10 @@ class StreamWatcher:
         return eligible
 
     def _candidates(self, stream: _Stream) -> list[StreamSpec]:
-        return [s for s in stream.eligible if s.rule.id not in stream.fired and self._may_fire(s)]
+        if stream.cache is None or stream.cache[0] != self._epoch:
+            found = [s for s in stream.eligible if s.rule.id not in stream.fired and self._may_fire(s)]
+            stream.cache = (self._epoch, found, None)
+        return stream.cache[1]
 
     def _may_fire(self, spec: StreamSpec) -> bool:
         last = self._last_fired.get(spec.rule.id)
@@ -323,39 +370,43 @@ class StreamWatcher:
         return text, pos
 
     def _search(
-        self, stream: _Stream, candidates: list[StreamSpec], text: str, pos: int, text_start: int
+        self, stream: _Stream, candidates: list[StreamSpec], text: str, pos: int, delta_start: int
     ) -> list[Firing]:
-        joinable = [s for s in candidates if s.patterns and all(p.joinable for p in s.patterns)]
-        union = self._union(joinable)
-        hit = union is None or union.search(text, pos) is not None
+        """Search the new text (and the window before it) for every candidate's patterns.
+
+        Joinable patterns are searched as two alternations first — short (bounded) ones
+        and long (unbounded) ones — so a delta that matches nothing costs two searches of
+        a few characters, however many rules there are."""
+        if stream.cache is not None and stream.cache[2] is not None:
+            plan = stream.cache[2]
+        else:
+            plan = self._plan(candidates)
+            if stream.cache is not None:
+                stream.cache = (stream.cache[0], stream.cache[1], plan)
+        hits: list[tuple[int, StreamSpec, StreamPattern]] = list(plan.alone)
+        for union, width, members in plan.groups:
+            if union.search(text, max(pos, delta_start - width + 1)) is not None:
+                hits += members
         firings: list[Firing] = []
-        for spec in candidates:
-            if not spec.patterns:
+        for _, spec, pattern in sorted(hits, key=lambda hit: hit[0]):
+            if spec.rule.id in stream.fired:
                 continue
-            if spec in joinable and not hit:
-                continue
-            for pattern in spec.patterns:
-                found = pattern.regex.search(text, pos)
-                if found is not None:
-                    firings.append(self._firing(stream, spec, pattern, found, text_start))
-                    self._fired(stream, spec)
-                    break
+            width = pattern.width if pattern.width is not None and pattern.width <= WINDOW else WINDOW
+            found = pattern.regex.search(text, max(pos, delta_start - width + 1))
+            if found is not None:
+                firings.append(self._firing(stream, spec, pattern, found, stream.length - len(text)))
+                self._fired(stream, spec)
         return firings
 
-    def _union(self, specs: list[StreamSpec]) -> re.Pattern[str] | None:
-        """One combined search for many patterns: a miss rules them all out at once."""
-        if not specs:
-            return re.compile(r"(?!)")
+    def _plan(self, specs: list[StreamSpec]) -> _Plan:
         key = tuple(id(s) for s in specs)
-        if key not in self._unions:
-            parts = [p.scoped for s in specs for p in s.patterns]
-            try:
-                self._unions[key] = re.compile("|".join(parts))
-            except re.error:
-                self._unions[key] = None  # search each pattern on its own
-            if len(self._unions) > 256:
-                self._unions.pop(next(iter(self._unions)))
-        return self._unions[key]
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = _make_plan(specs)
+            if len(self._plans) > 256:
+                self._plans.clear()
+            self._plans[key] = plan
+        return plan
 
     def _whole_search(self, stream: _Stream, spec: StreamSpec, whole: str) -> Firing | None:
         for pattern in spec.patterns:
@@ -384,6 +435,7 @@ class StreamWatcher:
     def _fired(self, stream: _Stream, spec: StreamSpec) -> None:
         stream.fired.add(spec.rule.id)
         self._last_fired[spec.rule.id] = self._turn
+        self._epoch += 1
 
     def _firing(
         self, stream: _Stream, spec: StreamSpec, pattern: StreamPattern, found: re.Match[str], start: int
