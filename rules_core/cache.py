@@ -1,15 +1,40 @@
-"""The discovery cache (parsed files by mtime) and the exists-scan cache (RULE-SPEC §5)."""
+"""The discovery cache (parsed files by mtime) and the exists-scan cache (RULE-SPEC §5).
+
+Every cache here is bounded: ``FileCache`` by what one discovery lists (it forgets the
+rest), ``ScanCache`` and ``ListingCache`` by a fixed number of entries, oldest dropped
+first. A long-lived engine (``pi-rules serve``, an editor host) therefore cannot grow
+without limit whatever directories it is asked about.
+"""
 
 from __future__ import annotations
 
 import os
 from types import MappingProxyType
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .fs import file_signature, read_rule_text
+from .fs import Containment, Unresolved, file_signature, read_rule_text
 from .model import ParseResult, RuleError, RuleFile
 
 Parser = Callable[[RuleFile, str], ParseResult]
+
+MAX_SCAN_ROOTS = 256  # distinct rule bases with a cached exists scan (a monorepo has ~100)
+MAX_LISTING_FAILURES = 1024  # unlistable directories remembered (RULE-SPEC §7)
+
+
+def evict_oldest(mapping: dict[Any, Any], cap: int) -> None:
+    """Drop the oldest entries (insertion order) until ``mapping`` holds at most ``cap``."""
+    while len(mapping) > cap:
+        del mapping[next(iter(mapping))]
+
+
+def add_bounded(mapping: dict[Any, None], keys: Iterable[Any], cap: int) -> None:
+    """Add the ``keys`` not yet present, in order, dropping the oldest beyond ``cap`` as
+    it goes: a deterministic fold, so replaying the same keys rebuilds the same mapping."""
+    for key in keys:
+        if key not in mapping:
+            mapping[key] = None
+            if len(mapping) > cap:
+                del mapping[next(iter(mapping))]
 
 
 class FileCache:
@@ -23,24 +48,43 @@ class FileCache:
     def __init__(self) -> None:
         self._entries: dict[str, tuple[tuple[int, int, int], RuleFile, ParseResult | None]] = {}
 
-    def load(self, rule_file: RuleFile, parse: Parser) -> ParseResult | None:
-        """The parse result, or ``None`` when the file vanished (skipped silently)."""
-        signature = file_signature(rule_file.path)
+    def load(self, rule_file: RuleFile, parse: Parser, contain: Containment | None = None) -> ParseResult | None:
+        """The parse result, or ``None`` when the file vanished (skipped silently).
+
+        With ``contain`` (a project file) the path is resolved inside the git root first:
+        a file reached through a link that leads out is reported and never opened.
+        """
+        path, signature = rule_file.path, None
+        if contain is not None:
+            found = contain.resolve(rule_file.path)
+            if found is None:
+                self._entries.pop(rule_file.path, None)
+                return None
+            if isinstance(found, Unresolved):
+                self._entries.pop(rule_file.path, None)
+                return _failed(rule_file, found.message)
+            path, info = found
+            signature = (info.st_mtime_ns, info.st_size, info.st_ino)
+        else:
+            signature = file_signature(path)
         cached = self._entries.get(rule_file.path)
         if signature is not None and cached is not None:
             if cached[0] == signature and cached[1] == rule_file:
                 return cached[2]
-        text = read_rule_text(rule_file.path)
+        text = read_rule_text(path, follow=contain is None)
         if text is None:
             self._entries.pop(rule_file.path, None)
             return None
         if isinstance(text, RuleError):
-            result = ParseResult(None, (_with_plugin(text, rule_file.plugin),))
+            result = _failed(rule_file, text.message)
         else:
             result = parse(rule_file, text)
         if signature is not None:
             self._entries[rule_file.path] = (signature, rule_file, result)
         return result
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def retain(self, paths: set[str]) -> None:
         """Forget files no source listed this cycle, so the cache cannot grow without bound."""
@@ -69,7 +113,11 @@ class ScanCache:
             # One query set per root is current; older sets are dead weight.
             self._entries = {k: v for k, v in self._entries.items() if k[0] != root}
             self._entries[key] = cached
+            evict_oldest(self._entries, MAX_SCAN_ROOTS)
         return cached
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def invalidate(self) -> None:
         """A write/edit/bash result may have changed which paths exist."""
@@ -87,6 +135,12 @@ class ListingCache:
 
     def __init__(self) -> None:
         self._failures: dict[str, tuple[tuple[int, int] | None, RuleError]] = {}
+        # The current discovery's bound for project sources, set by the engine before
+        # the sources run (they all pass this cache to ``list_rule_files``).
+        self.containment: Containment | None = None
+
+    def __len__(self) -> int:
+        return len(self._failures)
 
     def known_failure(self, directory: str) -> RuleError | None:
         entry = self._failures.get(directory)
@@ -105,7 +159,9 @@ class ListingCache:
         return None
 
     def remember_failure(self, directory: str, error: RuleError) -> None:
+        self._failures.pop(directory, None)  # re-inserted as the newest
         self._failures[directory] = (_mtime(directory), error)
+        evict_oldest(self._failures, MAX_LISTING_FAILURES)
 
     def forget(self, directory: str) -> None:
         self._failures.pop(directory, None)
@@ -120,5 +176,6 @@ def _mtime(directory: str) -> tuple[int, int] | None:
     return (info.st_mtime_ns, info.st_ctime_ns)
 
 
-def _with_plugin(error: RuleError, plugin: str) -> RuleError:
-    return RuleError(error.kind, error.path, error.message, error.plugin or plugin)
+def _failed(rule_file: RuleFile, message: str) -> ParseResult:
+    """A read failure named by the path the source listed (a link's own), not the target."""
+    return ParseResult(None, (RuleError("read-failure", rule_file.path, message, rule_file.plugin),))

@@ -18,8 +18,10 @@ from typing import Any, Mapping, TextIO
 
 from .engine import Engine
 from .imports import IMPORT_ENV, select_importers
+from .mcp_server import server_entry
 from .safe import safe_line
 from .session import TOUCHED_CUSTOM_TYPE, Session, touched_entry
+from .session_file import append_line, open_for_append
 
 HOST = "claude-code"
 MAX_PAYLOAD = 16 * 1024 * 1024  # Read results can be large; beyond this it is hostile
@@ -32,6 +34,18 @@ NATIVE_IMPORTER = "claude"  # Claude Code reads .claude/rules itself
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _BLOCK_LEAD = "\n\n---\n\n"  # attach's separator from the tool output, which we do not print
 _MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit|Grep|Glob"
+SETTINGS_FILE = ".claude/settings.json"
+MCP_FILE = ".mcp.json"
+_INSTALL_NOTES = {
+    SETTINGS_FILE: (
+        "# .claude/settings.json: the hooks (path rules, rules attached to tool results).\n"
+        "# Merge into .claude/settings.json (shared), .claude/settings.local.json (yours) or ~/.claude/settings.json (all projects)."
+    ),
+    MCP_FILE: (
+        "# .mcp.json: the MCP server (read_rule, explain_path, list_rules); needs pip install 'pi-rules[mcp]'.\n"
+        "# Merge into .mcp.json at the project root; Claude Code asks once to approve the server."
+    ),
+}
 
 # Claude tool name -> the session's read/edit/write/bash semantics (the claude-code plugin
 # holds the capture table; this one decides invalidation and attachment).
@@ -52,7 +66,6 @@ class _State:
     entries: list[Any] = field(default_factory=list)
     section: str = ""
     delivered: list[str] = field(default_factory=list)
-    ends_cleanly: bool = True  # False: a torn last line, the next record starts a new one
 
 
 def config(command: str = "pi-rules hook claude-code") -> dict[str, Any]:
@@ -66,10 +79,27 @@ def config(command: str = "pi-rules hook claude-code") -> dict[str, Any]:
     }}
 
 
+def install_files() -> dict[str, dict[str, Any]]:
+    """The one install: each file Claude Code reads, and what to merge into it. Claude Code
+    takes MCP servers from ``.mcp.json``, never from settings.json, hence two files."""
+    return {SETTINGS_FILE: config(), MCP_FILE: {"mcpServers": {"pi-rules": server_entry()}}}
+
+
+def print_config(stdout: TextIO, as_json: bool) -> None:
+    """``--print-config``: each snippet under ``#`` lines naming its file; ``--json``: one
+    object keyed by file, for scripts."""
+    files = install_files()
+    if as_json:
+        stdout.write(json.dumps(files, indent=2) + "\n")
+        return
+    blocks = [f"{_INSTALL_NOTES[name]}\n{json.dumps(value, indent=2)}\n" for name, value in files.items()]
+    stdout.write("\n".join(blocks))
+
+
 def run_cli(engine: Engine, args: Any, cwd: str) -> int:
     """The CLI entry: ``--print-config``, else one hook payload from stdin."""
     if getattr(args, "print_config", False):
-        sys.stdout.write(json.dumps(config(), indent=2) + "\n")
+        print_config(sys.stdout, as_json=getattr(args, "json", False))
         return 0
     trusted = not getattr(args, "untrusted", False)
     return main(sys.stdin, sys.stdout, sys.stderr, engine=engine, cwd=cwd, trusted=trusted)
@@ -110,7 +140,7 @@ def _handle(
     cwd = _session_cwd(payload.get("cwd"), cwd)
     state = _load(path)
     session = _session(engine, cwd, trusted, env, state)
-    journal = _Journal(path, state.ends_cleanly)
+    journal = _Journal(path)
     output = None
     if event == "SessionStart":
         output = _session_start(session, state, journal, payload.get("source"))
@@ -120,6 +150,8 @@ def _handle(
     else:
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         _capture(session, journal, tool, tool_input)
+        if event == "PreToolUse":
+            output = _gate(session, tool, tool_input)
         if event == "PostToolUse":  # captured again: a missed PreToolUse must not lose a path
             output = _tool_result(session, state, journal, tool, payload.get("tool_response"))
     if session.last_fault is not None:  # swallowed by the session; worth a bug report
@@ -160,6 +192,29 @@ def _capture(session: Session, journal: _Journal, tool: Any, tool_input: Any) ->
     if capture.entry is not None:
         # Absolute paths: Claude's cwd may differ between hooks; the rebuild re-relativises.
         journal.append(touched_entry([os.path.join(session.cwd, p) for p in capture.paths]))
+
+
+def _gate(session: Session, tool: Any, tool_input: Any) -> dict[str, Any] | None:
+    """Refuse a Write/Edit/MultiEdit/NotebookEdit whose content an interrupting, tool-scoped
+    stream rule forbids, before the file changes (CONTRACT §5). Every call is checked:
+    ``repeat`` does not apply, since a refused write never happened."""
+    written = session.engine.hooks.tool_output(HOST, tool, tool_input)
+    if written is None:
+        return None
+    result = session.stream.check("tool", written.text, tool=written.tool, path=written.path)
+    denying = tuple(f for f in result.fired if f.interrupt)
+    if not denying:
+        return None
+    reason = session.engine.hooks.render("stream-deny", {"firings": denying})
+    if not isinstance(reason, str) or not reason:
+        return None  # the stream plugin is blocked: nothing to enforce with
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def _tool_result(session: Session, state: _State, journal: _Journal, tool: Any, response: Any) -> dict[str, Any] | None:
@@ -253,7 +308,8 @@ def _session_cwd(value: Any, fallback: str) -> str:
 
 def _load(path: str) -> _State:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # Non-blocking: a FIFO in the state file's place must not hang the hook.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return _State()
     except OSError as exc:
@@ -262,7 +318,7 @@ def _load(path: str) -> _State:
         data = handle.read(MAX_STATE + 1)
     if len(data) > MAX_STATE:
         raise HookError(f"state file {path} is larger than {MAX_STATE} bytes; remove it")
-    state = _State(ends_cleanly=not data or data.endswith(b"\n"))
+    state = _State()
     lines = data.split(b"\n")
     for raw in lines[:-1]:  # the last piece is "" or a torn line: ignored either way
         _fold(state, raw)
@@ -290,28 +346,26 @@ def _fold(state: _State, raw: bytes) -> None:
 
 
 class _Journal:
-    """Appends records: one ``os.write`` per line with O_APPEND, so concurrent hooks
-    (parallel tool calls) interleave whole lines and a crash tears at most the last."""
+    """Appends records with ``session_file.append_line``: under an exclusive flock, one
+    O_APPEND write per line, a torn last line (a hook that died mid-write) ended first —
+    so concurrent hooks (parallel tool calls) never glue or interleave lines and a crash
+    tears at most the last. Not fsync-ed: a power loss may lose the newest records, which
+    at worst re-delivers a rule."""
 
-    def __init__(self, path: str, ends_cleanly: bool) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.ends_cleanly = ends_cleanly
 
     def append(self, record: Mapping[str, Any]) -> None:
         line = json.dumps(record, separators=(",", ":")) + "\n"
-        if not self.ends_cleanly:  # never glue a record onto a torn line
-            line = "\n" + line
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(self.path, flags, 0o600)
+            fd = open_for_append(self.path, follow=False)
             try:
-                os.write(fd, line.encode("utf-8"))
+                append_line(fd, line.encode("utf-8"), sync=False)
             finally:
                 os.close(fd)
         except OSError as exc:
             raise HookError(f"cannot write state file {self.path}: {exc}") from None
-        self.ends_cleanly = True
 
 
 def _show(value: Any) -> str:

@@ -16,6 +16,8 @@ from .imports import IMPORT_ENV, select_importers
 from .select import parse_max_tokens
 from . import claude_code
 from . import serve
+from . import mcp_server
+from . import stream_cli
 
 FACT_COMMANDS = ("render", "report", "explain")
 
@@ -91,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     hook.add_argument("host", choices=["claude-code"], help="the agent whose hook payload stdin carries")
     hook.add_argument("--print-config", action="store_true", help="print the settings snippet that installs the hooks")
     serve.add_parser(commands)
+    mcp_server.add_parser(commands)
+    stream_cli.add_parser(commands)
     return parser
 
 
@@ -171,7 +175,7 @@ def _cmd_explain(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
 def _cmd_show(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
     rule = find_by_id(engine.discover(cwd, not args.untrusted).rules, args.id)
     if rule is None:
-        return _unknown(args.id)
+        return _unknown(f"Unknown rule: {safe_line(args.id)}", args.json)
     if args.json:
         _print_json(rule_json(rule) | {"conditions": conditions_json(rule), "body": rule.body})
     else:
@@ -184,8 +188,7 @@ def _cmd_read(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
     rules = engine.reachable(engine.discover(cwd, not args.untrusted).rules, facts)
     rule = find_reference(rules, args.name)
     if rule is None:
-        print(safe_lines(unknown_rule(rules, args.name)))
-        return 1
+        return _unknown(unknown_rule(rules, args.name), args.json)
     if args.json:
         _print_json({"name": args.name, "content": rule.body})
     else:
@@ -250,11 +253,18 @@ _COMMANDS = {
     "plugins": _cmd_plugins,
     "hook": claude_code.run_cli,
     "serve": serve.run,
+    "mcp": mcp_server.run,
+    "stream": stream_cli.run,
 }
 
 
-def _unknown(name: str) -> int:
-    print(f"Unknown rule: {safe_line(name)}")
+def _unknown(text: str, as_json: bool) -> int:
+    """A refusal: the ``Unknown rule: …`` text, or under ``--json`` (whose output must
+    always parse) ``{"error": text}``; exit 1 either way."""
+    if as_json:
+        _print_json({"error": text})
+    else:
+        print(safe_lines(text))
     return 1
 
 

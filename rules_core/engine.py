@@ -14,8 +14,9 @@ from typing import Mapping, Sequence
 
 import pluggy
 
-from .cache import FileCache, ListingCache, ScanCache
+from .cache import FileCache, ListingCache, ScanCache, evict_oldest
 from .compiled import compile_rule
+from .fs import Containment
 from .hooks import Hooks
 from .imports import IMPORT_ENV, select_importers
 from .manager import make_plugin_manager
@@ -49,6 +50,8 @@ from .stream import StreamSpec
 
 MUTED_REASON = "muted for this session"
 PATH_CONDITION = "globs"
+MAX_CWDS = 256  # git roots remembered, one per working directory asked about
+MAX_TREES = 8  # cached project-tree walks (each can list thousands of folders)
 
 
 class Engine:
@@ -96,7 +99,12 @@ class Engine:
             tree_cache=self._tree,
             importers=importers,
         )
+        # Project files stay inside the git root (cwd without one): links leading out are
+        # reported, never followed (fs.Containment); global rules are the user's own.
+        contain = _containment(cwd, context.git_root) if trusted else None
+        self._listings.containment = contain
         files, source_errors = self.hooks.sources(context)
+        evict_oldest(self._tree, MAX_TREES)  # tree walks of other working directories
         if not trusted:
             files = [f for f in files if f.source != "project"]
         files = _unique_in_order(sorted(files, key=lambda f: (f.order, f.path)))
@@ -105,7 +113,7 @@ class Engine:
         errors = list(import_errors)
         errors += sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
         for rule_file in files:
-            result = self._files.load(rule_file, self.hooks.parse)
+            result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
             if result is None:
                 continue
             errors.extend(result.errors)
@@ -292,6 +300,7 @@ class Engine:
     def _git_root(self, cwd: str) -> str | None:
         """Resolved once per working directory (RULE-SPEC §1)."""
         if cwd not in self._git_roots:
+            evict_oldest(self._git_roots, MAX_CWDS - 1)  # a host that wanders stays bounded
             self._git_roots[cwd] = find_git_root(cwd)
         return self._git_roots[cwd]
 
@@ -387,6 +396,12 @@ def describe_condition(rule: Rule, condition: str) -> str:
 
 
 
+
+
+def _containment(cwd: str, git_root: str | None) -> Containment:
+    if git_root is not None:
+        return Containment(git_root, "the git root")
+    return Containment(cwd, "the project directory")
 
 
 def _ensure_compiled(rule: Rule) -> Rule:

@@ -17,12 +17,20 @@ from collections.abc import Callable
 from wcmatch import glob as _wg
 from wcmatch._wcparse import PatternLimitException as _LimitError  # not re-exported publicly
 
+from . import _glob_guard
+from ._glob_guard import class_end as _class_end
+
 __all__ = ["GlobError", "Glob", "compile_glob", "compile_flat", "normalize_path",
            "last_segment", "literal_prefix"]
 
 _FLAGS = _wg.GLOBSTAR | _wg.BRACE | _wg.EXTGLOB | _wg.FORCEUNIX | _wg.CASE
 _EXPANSION_LIMIT = 1000  # wcmatch's default; a bigger brace product is almost surely a mistake
 _MAX_LENGTH = 65536  # picomatch refuses longer patterns too
+# PATH_MAX and NAME_MAX: no file on disk has a longer path or name, so a subject beyond
+# them names no file and matches nothing. With the pattern limits of _glob_guard this
+# caps the time one match can take (docs/globs.md, "Patterns refused as too slow").
+MAX_SUBJECT = 4096
+MAX_SEGMENT = 255
 _MAGIC = frozenset('*?[]{}()!@+\\"')
 # picomatch's utils.hasRegexChars: a class whose body has none of these also
 # matches its own text literally (so `app/[id]/page.tsx` finds the Next.js file).
@@ -78,11 +86,17 @@ class Glob:
         return f"{'compile_flat' if self.flat else 'compile_glob'}({self.pattern!r})"
 
     def match(self, path: str) -> bool:
-        """Path mode normalises first (see normalize_path); flat tokens are used as given."""
+        """Path mode normalises first (see normalize_path); flat tokens are used as given.
+        A subject longer than MAX_SUBJECT, or with a segment longer than MAX_SEGMENT
+        characters, matches nothing."""
+        if len(path) > MAX_SEGMENT and _overlong(path):
+            return False
         return self._fullmatch(path if self.flat else normalize_path(path)) is not None
 
     def match_normalized(self, path: str) -> bool:
         """Caller guarantees ``path == normalize_path(path)``: just the regex call."""
+        if len(path) > MAX_SEGMENT and _overlong(path):
+            return False
         return self._fullmatch(path) is not None
 
 
@@ -165,6 +179,7 @@ def _compile(pattern: str, flat: bool) -> Glob:
         if _FAST_EXT.fullmatch(body):
             body = "**/*" + body[2:]
     text, dead = _rewrite(body)
+    refusal, chainable = _glob_guard.check(text)
     variants = [text]
     # picomatch: a trailing `/**` also matches the directory itself (`src/**`
     # matches `src`), unless `/**` is the whole pattern or follows a star.
@@ -177,7 +192,11 @@ def _compile(pattern: str, flat: bool) -> Glob:
         regexes, _ = _wg.translate(variants, flags=flags, limit=_EXPANSION_LIMIT)
     except _LimitError:
         raise GlobError(f"brace expansion yields more than {_EXPANSION_LIMIT} patterns") from None
-    main = "|".join(f"(?:{r})" for r in regexes) or "(?!)"
+    except RecursionError:  # wcmatch recurses per nested group; the guard explains it
+        raise GlobError(refusal or "pattern nests too deeply") from None
+    if refusal:  # after the expansion limit, whose message is the more specific one
+        raise GlobError(refusal)
+    main = _alternatives(regexes, flat, chainable)
     if dead:
         main = "(?!)"  # picomatch builds an invalid regex and falls back to "match nothing"
     elif negated:  # plain complement: `!p` matches exactly the inputs p does not
@@ -197,30 +216,27 @@ def _compile(pattern: str, flat: bool) -> Glob:
     return Glob(pattern, flat, regex)
 
 
+def _overlong(path: str) -> bool:
+    return len(path) > MAX_SUBJECT or any(len(segment) > MAX_SEGMENT for segment in path.split("/"))
+
+
+def _alternatives(regexes: list[str], flat: bool, chainable: bool) -> str:
+    """One regex for wcmatch's alternatives; chains of `**` made atomic where sound."""
+    main = "|".join(f"(?:{r})" for r in regexes) or "(?!)"
+    atomic = [_glob_guard.atomic_globstars(r, flat) if chainable else None for r in regexes]
+    if not any(atomic):
+        return main
+    fast = "|".join(f"(?:{a or r})" for a, r in zip(atomic, regexes))
+    # Subjects with a segment `**` cannot absorb (`..`, or a hidden one for flat
+    # tokens) keep the plain regex: the atomic chain is only equivalent without them.
+    odd = _glob_guard.unabsorbable(flat)
+    return f"(?:(?!{odd})(?:{fast})|(?={odd})(?:{main}))"
+
+
 def _strip_dot_slash(text: str) -> str:
     while text.startswith("./"):
         text = text[2:]
     return text
-
-
-def _class_end(p: str, i: int) -> int:
-    """Index of the `]` closing the class opened at p[i], or -1 (then `[` is literal)."""
-    j = i + 1
-    if p.startswith("^", j):
-        j += 1
-    if p.startswith("]", j):  # `[]...]` and `[^]...]`: first `]` is a member (not after `[!`)
-        j += 1
-    while j < len(p):
-        if p[j] == "\\":
-            j += 2
-            continue
-        if p.startswith("[:", j) and (k := p.find(":]", j + 2)) > 0:
-            j = k + 2
-            continue
-        if p[j] == "]":
-            return j
-        j += 1
-    return -1
 
 
 def _rewrite(p: str) -> tuple[str, bool]:

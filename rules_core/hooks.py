@@ -26,7 +26,7 @@ from .model import (
     Verdict,
 )
 from .select import utf16_token_estimate
-from .stream import StreamSpec
+from .stream import StreamSpec, ToolOutput
 
 
 class Hooks:
@@ -175,6 +175,14 @@ class Hooks:
 
     def render(self, kind: str, data: Any) -> str | None:
         return self.pm.hook.pi_rules_render(kind=kind, data=data)
+
+    def tool_output(self, host: str, tool: Any, args: Any) -> ToolOutput | None:
+        """The text a tool call would write, or ``None`` (no host plugin knows it)."""
+        try:
+            result = self.pm.hook.pi_rules_tool_output(host=host, tool=tool, args=args)
+        except Exception:
+            return None  # a host plugin that breaks on hostile args must not break the host
+        return result if isinstance(result, ToolOutput) else None
 
     def capture_paths(self, host: str, tool: str, args: Any) -> list[str]:
         """Raw path strings the host plugins read from one tool call's untrusted args."""

@@ -25,7 +25,7 @@ from .model import (
     SchemaKey,
     Verdict,
 )
-from .stream import StreamSpec
+from .stream import StreamSpec, ToolOutput
 
 PROJECT_NAME = "pi_rules"
 
@@ -144,7 +144,19 @@ def pi_rules_render(kind: str, data: Any) -> str | None:
     """Render ``data`` as ``kind`` text.
 
     Kinds: ``section``, ``entry``, ``index-line``, ``report``, ``explain``, ``show``,
-    ``check``, ``list``, ``stream-interrupt``, ``stream-reminder``. firstresult: return ``None`` for kinds you do not render.
+    ``check``, ``list``, ``stream-interrupt``, ``stream-reminder``, ``stream-deny``. firstresult: return ``None`` for kinds you do not render.
+    """
+
+
+@hookspec(firstresult=True)
+def pi_rules_tool_output(host: str, tool: str, args: Any) -> ToolOutput | None:
+    """What a tool call would write, before it runs: the host's tool mapped to the stream
+    scope's tool name (``write``, ``edit``), its file path and the text it writes.
+
+    firstresult; host plugins answer for their own ``host`` and return ``None`` for other
+    hosts, other tools and malformed ``args`` (untrusted JSON: never raise). Hosts that can
+    refuse a call (Claude Code's ``PreToolUse``) check this text against tool-scoped
+    stream rules before the file changes.
     """
 
 

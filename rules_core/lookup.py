@@ -7,24 +7,48 @@ from __future__ import annotations
 
 import posixpath
 import re
+import urllib.parse
 from typing import Sequence
 
 from .model import Rule
+from .safe import safe_line
 
 READ_RULE_DESCRIPTION = (
     "Fetch the full content of a reference rule by its rules-relative path. Use when a "
     '"Reference rules available on demand" index entry is relevant to the current task.'
 )
 _WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
+# Hosts and agents may percent-decode a name after we checked it, so the decoded forms
+# (`%2e%2e/`, `..%2f`, `%252e%252e%252f`, `%00`) are refused too. Rounds, not a loop:
+# each one can only shorten the text, and three cover every double encoding seen.
+_DECODE_ROUNDS = 3
+
+
+def refused(name: object) -> bool:
+    """Whether ``name`` is no reference at all: not a non-empty string, or (also once
+    percent-decoded) absolute, a Windows drive or UNC path, with a ``..`` segment or a
+    NUL byte. Such a name is ``Unknown rule`` whatever the rules are."""
+    if not isinstance(name, str) or not name:
+        return True
+    text = name
+    for _ in range(_DECODE_ROUNDS):
+        if _unsafe(text):
+            return True
+        decoded = urllib.parse.unquote(text, errors="surrogateescape")
+        if decoded == text:
+            return False
+        text = decoded
+    return _unsafe(text) or urllib.parse.unquote(text) != text  # still encoded: hostile
+
+
+def _unsafe(text: str) -> bool:
+    return ("\0" in text or text.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(text) is not None
+            or ".." in re.split(r"[\\/]", text))
 
 
 def find_by_relative_path(rules: Sequence[Rule], name: object) -> Rule | None:
-    """Exact relative-path lookup; absolute, ``..``, NUL and drive/UNC names are refused."""
-    if not isinstance(name, str) or not name or "\0" in name:
-        return None
-    if name.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(name):
-        return None
-    if ".." in re.split(r"[\\/]", name):
+    """Exact relative-path lookup; a :func:`refused` name finds nothing."""
+    if refused(name):
         return None
     for rule in rules:  # discovery order: the earliest source wins a repeated path
         if rule.relative_path == name:
@@ -37,19 +61,21 @@ RULE_URL = "rule://"
 
 def find_reference(rules: Sequence[Rule], name: object) -> Rule | None:
     """What ``read_rule`` resolves: ``rule://<id>`` by exact id (oh-my-pi's addressing),
-    anything else by exact rules-relative path (RULE-SPEC §6). No filesystem access."""
+    anything else by exact rules-relative path (RULE-SPEC §6). No filesystem access.
+    The id of a ``rule://`` name is refused on the same grounds as a path."""
     if isinstance(name, str) and name.startswith(RULE_URL):
         rule_id = name[len(RULE_URL) :]
-        return find_by_id(rules, rule_id) if rule_id and "\0" not in rule_id else None
+        return None if refused(rule_id) else find_by_id(rules, rule_id)
     return find_by_relative_path(rules, name)
 
 
 def unknown_rule(rules: Sequence[Rule], name: str) -> str:
     """The refusal text: ``Unknown rule: <name>``; for a ``rule://`` name, as oh-my-pi
-    answers, followed by the names that are available."""
-    text = f"Unknown rule: {name}"
+    answers, followed by the names that are available. One line each whatever the name:
+    control characters in it (and in ids) are escaped, so it cannot forge more lines."""
+    text = f"Unknown rule: {safe_line(name)}"
     if name.startswith(RULE_URL):
-        text += "\nAvailable: " + (", ".join(r.id for r in rules) or "none")
+        text += "\nAvailable: " + (", ".join(safe_line(r.id) for r in rules) or "none")
     return text
 
 

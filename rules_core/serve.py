@@ -19,6 +19,7 @@ from .engine import Engine
 from .safe import safe_line
 from .session import LIVE, Session
 from .session_file import SessionFile
+from .stream import SURFACES
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -57,6 +58,20 @@ _PARAMS: dict[str, dict[str, tuple[Any, Any]]] = {
     "read_rule_tool": {},
     "status": {},
     "evaluate": {},
+    # Stream rules (docs/stream.md): the model's output as it streams.
+    "stream_turn": {},
+    "stream_delta": {
+        "source": ((str,), _ABSENT), "text": ((str,), _ABSENT), "tool": ((str, type(None)), None),
+        "call_id": ((str, int, type(None)), None), "path": ((str, type(None)), None),
+    },
+    "stream_end": {
+        "source": ((str,), _ABSENT), "tool": ((str, type(None)), None),
+        "call_id": ((str, int, type(None)), None), "path": ((str, type(None)), None),
+    },
+    "stream_check": {
+        "source": ((str,), _ABSENT), "text": ((str,), _ABSENT), "tool": ((str, type(None)), None),
+        "path": ((str, type(None)), None),
+    },
 }
 _OPTIONAL_LIST = ("entries",)  # absent means "the session file's", not "required"
 
@@ -119,6 +134,13 @@ class Server:
             result = {"text": session.read_rule(params["args"])}
         elif method == "read_rule_tool":
             result = session.read_rule_tool().to_json()
+        elif method == "stream_turn":
+            session.stream.turn()
+            result = {"watching": list(session.stream.watched)}
+        elif method.startswith("stream_"):
+            if params["source"] not in SURFACES:
+                raise RequestError(INVALID_PARAMS, f"'source' of {method} must be one of {', '.join(SURFACES)}")
+            result = getattr(session.stream, method[len("stream_"):])(**params).to_json()
         elif method == "status":
             result = {
                 "status": session.status, "section": session.section, "touched": list(session.touched),

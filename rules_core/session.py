@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar, cast
 
 from . import attach
+from .cache import add_bounded
 from .engine import (
     READ_RULE_DESCRIPTION,
     Engine,
@@ -28,9 +29,13 @@ from .git import current_branch
 from .model import Evaluation, Facts, Rule
 from .safe import safe_line, safe_lines
 from .select import parse_max_tokens
+from .session_stream import SessionStream
 
 TOUCHED_CUSTOM_TYPE = "pi-rules-md/touched"
 SWITCH_REASONS = frozenset({"new", "resume", "fork"})  # a different session: state resets
+# Beyond these many distinct paths (delivered ids) the oldest is forgotten: memory and the
+# per-turn matching cost stay bounded (docs/session.md); a real session touches hundreds.
+MAX_TOUCHED = MAX_DELIVERED = 4096
 USAGE = "Usage: /rules [show <id> | why <path> | mute <id> | unmute <id>]"
 READ_RULE_PARAMETERS: Mapping[str, Any] = {
     "type": "object",
@@ -110,16 +115,16 @@ def touched_from_entries(entries: Any, cwd: str) -> tuple[str, ...] | None:
     """
     if not isinstance(entries, (list, tuple)):
         return None
-    paths: list[str] = []
+    folded: dict[str, None] = {}
     for entry in entries:
         if not isinstance(entry, dict) or entry.get("customType") != TOUCHED_CUSTOM_TYPE:
             continue
         if entry.get("type", "custom") != "custom" or not isinstance(entry.get("data"), dict):
             continue
         batch = entry["data"].get("paths")
-        if isinstance(batch, (list, tuple)):
-            paths.extend(p for p in batch if isinstance(p, str))
-    return normalize_touched(paths, cwd)
+        if isinstance(batch, (list, tuple)):  # batch by batch, evicting as tool_start did
+            add_bounded(folded, normalize_touched([p for p in batch if isinstance(p, str)], cwd), MAX_TOUCHED)
+    return tuple(folded)
 
 
 def _total(fallback: Callable[[Any], Any]) -> Callable[[F], F]:
@@ -170,6 +175,8 @@ class Session:
         self._section_ids: tuple[str, ...] = ()
         self._last: Evaluation | None = None  # the last real cycle (before_agent_start)
         self.last_fault: str | None = None  # a bug swallowed by totality, for diagnostics
+        # Stream rules: the model's output as it streams (docs/stream.md).
+        self.stream = SessionStream(self)
 
     # -- views -----------------------------------------------------------------------
 
@@ -211,7 +218,8 @@ class Session:
         """
         self._section = section if isinstance(section, str) else ""
         self._section_ids = ()
-        self._delivered = dict.fromkeys(d for d in delivered if isinstance(d, str))
+        self._delivered = {}
+        add_bounded(self._delivered, (d for d in delivered if isinstance(d, str)), MAX_DELIVERED)
 
     @_total(lambda self: self.state())
     def session_start(self, reason: Any = "startup", entries: Any = None) -> SessionState:
@@ -231,11 +239,13 @@ class Session:
         self._mutes.clear()
         self._delivered.clear()
         self._touched.clear()
+        self.stream.reset()
         return self._rebuild(entries)
 
     def compact(self) -> SessionState:
         """Compaction: the transcript is gone, so attachments may deliver again; mutes stay."""
         self._delivered.clear()
+        self.stream.reset()  # the reminders it delivered are gone with the transcript
         return self.state()
 
     def _rebuild(self, entries: Any) -> SessionState:
@@ -255,7 +265,7 @@ class Session:
         new = [p for p in normalize_touched(raw, self.cwd) if p not in self._touched]
         if not new:
             return Capture()  # a repeated path writes nothing
-        self._touched.update(dict.fromkeys(new))
+        add_bounded(self._touched, new, MAX_TOUCHED)  # the rebuild folds entries the same way
         return Capture(tuple(new), touched_entry(new))
 
     @_total(lambda self: ToolResultEffect())
@@ -275,7 +285,7 @@ class Session:
         batch = attach.plan_batch(evaluation, {*self._delivered, *self._section_ids}, self.engine.hooks.render)
         if batch.block is None:
             return ToolResultEffect(invalidated=invalidated)
-        self._delivered.update(dict.fromkeys(batch.delivered))
+        add_bounded(self._delivered, batch.delivered, MAX_DELIVERED)
         return ToolResultEffect(attach.append_block(content, batch.block), batch.delivered, invalidated)
 
     # -- turns -----------------------------------------------------------------------
@@ -304,7 +314,7 @@ class Session:
             return Turn("remove" if had else "none", None, status, evaluation)
         # Every rule the injected section carries counts as delivered, patched or not.
         self._section_ids = tuple(o.rule.id for o in (*evaluation.active, *evaluation.on_demand))
-        self._delivered.update(dict.fromkeys(self._section_ids))
+        add_bounded(self._delivered, self._section_ids, MAX_DELIVERED)
         if section == self._section:
             return Turn("none", None, status, evaluation)  # identical content: zero churn
         self._section = section

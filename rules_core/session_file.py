@@ -1,23 +1,40 @@
 """The JSONL session file of ``pi-rules serve --session FILE``: one entry per line.
 
-Each persisted entry is one JSON object on one line, written with a single ``os.write``
-of the whole encoded line (``\\n`` included) to an ``O_APPEND`` descriptor and then
-``fsync``-ed, so a crash can only leave the LAST line torn. Reading is total: a line
-that is not a complete JSON object (torn, corrupt, not UTF-8) is skipped, never fatal.
-A strict prefix of a serialised object never parses as an object, so a torn line can
-never be mistaken for a different entry.
+**Appending.** Each entry is one JSON object on one line. ``append_line`` writes it under
+an exclusive ``flock`` on the file: it checks that the file ends with ``\\n`` (a writer
+that died mid-line left a fragment otherwise; the new line then starts with ``\\n`` so the
+fragment stays a line of its own), writes the whole line to an ``O_APPEND`` descriptor and
+``fsync``s it before unlocking. So two processes sharing one file never interleave or
+glue lines, and a crash — of either — can only leave the LAST line torn. The Claude Code
+adapter's state journal appends through the same function.
+
+**Reading** is total: a line that is not a complete JSON object (torn, corrupt, not UTF-8,
+over-long) is skipped, never fatal. A strict prefix of a serialised object never parses as
+an object, so a torn line can never be mistaken for a different entry. Readers take a
+shared lock, so they never see a line another process is still writing.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any
+import stat
+from collections import deque
+from typing import Any, Iterator
+
+from .session import MAX_TOUCHED, TOUCHED_CUSTOM_TYPE, touched_entry
+
+try:  # POSIX; elsewhere appends are unlocked (still one O_APPEND write per line)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 # A line longer than this is not one of ours (an entry lists a handful of paths): skip it
 # without holding it in memory.
 MAX_ENTRY_LINE = 1 << 20
 _READ_CHUNK = 1 << 16
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO put in the file's place must not hang us
 
 
 def encode_entry(entry: Any) -> bytes:
@@ -49,55 +66,116 @@ def _parse_line(line: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def iter_entries(path: str) -> Iterator[dict[str, Any]]:
+    """The entries of the regular file at ``path``, streamed under a shared lock; nothing
+    when it is missing, unreadable or not a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
+    except (OSError, ValueError):
+        return
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        _lock(fd, shared=True)  # released by close
+        pending = b""
+        skipping = False  # inside an over-long line: drop bytes up to its newline
+        while chunk := os.read(fd, _READ_CHUNK):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if not skipping and (entry := _parse_line(line)) is not None:
+                    yield entry
+                skipping = False
+            if len(pending) > MAX_ENTRY_LINE:
+                pending, skipping = b"", True
+        if not skipping and (entry := _parse_line(pending)) is not None:
+            yield entry
+    except OSError:
+        return  # a read error ends the file here; what was read stands
+    finally:
+        os.close(fd)
+
+
 def read_entries(path: str) -> list[dict[str, Any]]:
     """The entries of the file at ``path``; ``[]`` when it is missing or unreadable."""
-    entries: list[dict[str, Any]] = []
+    return list(iter_entries(path))
+
+
+def append_line(fd: int, data: bytes, *, sync: bool) -> None:
+    """Append the complete line ``data`` to ``fd`` (opened ``O_RDWR | O_APPEND``) so that
+    concurrent appenders and crashed ones never corrupt a line. Raises ``OSError``.
+
+    Under an exclusive ``flock``: a file not ending with ``\\n`` gets one first (inside the
+    same write), short writes are continued, and ``sync`` makes it durable before the lock
+    is released. A filesystem that refuses locks still gets the single ``O_APPEND`` write.
+    """
+    locked = _lock(fd, shared=False)
     try:
-        with open(path, "rb") as stream:
-            pending = b""
-            skipping = False  # inside an over-long line: drop bytes up to its newline
-            while chunk := stream.read(_READ_CHUNK):
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    if not skipping and (entry := _parse_line(line)) is not None:
-                        entries.append(entry)
-                    skipping = False
-                if len(pending) > MAX_ENTRY_LINE:
-                    pending, skipping = b"", True
-            if not skipping and (entry := _parse_line(pending)) is not None:
-                entries.append(entry)
-    except (OSError, ValueError):  # missing, a directory, a FIFO gone wrong: start empty
-        return entries
-    return entries
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # end the torn fragment; our entry starts a line of its own
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(f"no progress appending ({len(view)} bytes left)")
+            view = view[written:]
+        if sync:
+            os.fsync(fd)
+    finally:
+        if locked:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def open_for_append(path: str, *, follow: bool = True) -> int:
+    """A descriptor for ``append_line``: created ``0600`` if missing, regular files only."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NONBLOCK | _O_CLOEXEC
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _lock(fd: int, *, shared: bool) -> bool:
+    if fcntl is None:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+    except OSError:  # ENOLCK, EOPNOTSUPP: some network filesystems
+        return False
+    return True
 
 
 class SessionFile:
-    """An append-only session file; ``entries`` mirrors what it holds (read + appended)."""
+    """An append-only session file, safe to share between processes.
+
+    ``entries`` is what the file rebuilds, in bounded memory: one touched entry with the
+    most recent ``MAX_TOUCHED`` recorded paths — exactly what a session folds from the
+    whole file, since it forgets older paths itself — or ``[]``. Other entries in the file
+    (a host's own) are skipped as the rebuild skips them.
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.entries: list[dict[str, Any]] = read_entries(path)
+        self._recent: deque[str] = deque(maxlen=MAX_TOUCHED)
         self._fd: int | None = None
-        self._needs_newline = False  # a torn tail must not swallow our first line
+        for entry in iter_entries(path):
+            self._remember(entry)
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        return [touched_entry(list(self._recent))] if self._recent else []
 
     def append(self, entry: dict[str, Any]) -> None:
         """Persist one entry durably. Raises ``OSError`` (the caller reports it)."""
         data = encode_entry(entry)
-        fd = self._open()
-        if self._needs_newline:
-            # Terminate the torn fragment inside the same single write: the fragment stays
-            # a corrupt (ignored) line and our entry starts on a line of its own.
-            data = b"\n" + data
-        written = os.write(fd, data)
-        if written != len(data):
-            # A short write on a regular file (disk full): end the fragment so the next
-            # entry is not glued to it; the fragment itself never parses.
-            self._needs_newline = True
-            os.fsync(fd)
-            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
-        self._needs_newline = False
-        os.fsync(fd)
-        self.entries.append(entry)
+        append_line(self._open(), data, sync=True)
+        self._remember(entry)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -106,25 +184,22 @@ class SessionFile:
             finally:
                 self._fd = None
 
+    def _remember(self, entry: dict[str, Any]) -> None:
+        """Keep the paths of a touched entry, as ``touched_from_entries`` reads them."""
+        if entry.get("customType") != TOUCHED_CUSTOM_TYPE or entry.get("type", "custom") != "custom":
+            return
+        data = entry.get("data")
+        paths = data.get("paths") if isinstance(data, dict) else None
+        if isinstance(paths, list):
+            self._recent.extend(p for p in paths if isinstance(p, str))
+
     def _open(self) -> int:
-        if self._fd is not None:
-            return self._fd
-        created = not os.path.exists(self.path)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(self.path, flags, 0o600)
-        try:
-            size = os.fstat(fd).st_size
-            if size:
-                with open(self.path, "rb") as stream:
-                    stream.seek(size - 1)
-                    self._needs_newline = stream.read(1) != b"\n"
-        except OSError:
-            os.close(fd)
-            raise
-        if created:
-            _fsync_directory(os.path.dirname(os.path.abspath(self.path)))
-        self._fd = fd
-        return fd
+        if self._fd is None:
+            created = not os.path.exists(self.path)
+            self._fd = open_for_append(self.path)
+            if created:
+                _fsync_directory(os.path.dirname(os.path.abspath(self.path)))
+        return self._fd
 
 
 def _fsync_directory(path: str) -> None:

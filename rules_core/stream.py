@@ -35,8 +35,10 @@ WINDOW = 256
 # Characters kept before the search window so ``^``, ``\b`` and look-behinds see the
 # real text before it rather than a false start of string.
 CONTEXT = 64
-# Per stream, text kept for the end-of-stream search and ast conditions (4 Mi chars).
-STORE_LIMIT = 4 * 1024 * 1024
+# Per stream, text kept for the end-of-stream search and ast conditions (1 Mi chars),
+# and streams open at once (a hostile host inventing call ids evicts its own oldest).
+STORE_LIMIT = 1024 * 1024
+MAX_STREAMS = 64
 SNIPPET = 60
 
 
@@ -88,8 +90,8 @@ class StreamPattern:
     scoped: str = ""
 
 
-# (text, path) -> a description of the first ast match, or None.
-AstMatcher = Callable[[str, str], "str | None"]
+# (text, path) -> (line, description) of the first ast match, or None.
+AstMatcher = Callable[[str, str], "tuple[int, str] | None"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,16 @@ class StreamResult:
             "interrupt": self.interrupt,
             "block": self.block,
         }
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool call would write, as stream rules see it: the scope's tool name
+    (``write``, ``edit``, …), the file path the call names, and the text it writes."""
+
+    tool: str
+    path: str
+    text: str
 
 
 NOTHING = StreamResult()
@@ -318,6 +330,8 @@ class StreamWatcher:
         if stream is None:
             tool_name = tool if isinstance(tool, str) and source == "tool" else None
             stream = _Stream(source, tool_name, path, self._eligible(source, tool_name, path))
+            if len(self._streams) >= MAX_STREAMS:
+                self._streams.pop(next(iter(self._streams)))
             self._streams[key] = stream
         elif path is not None and path != stream.path:
             # The file path of a tool call often arrives after some of its arguments:
@@ -416,9 +430,9 @@ class StreamWatcher:
             if found is not None:
                 return self._firing(stream, spec, pattern, found, 0)
         if spec.ast is not None and stream.surface == "tool" and stream.path:
-            described = spec.ast(whole, stream.path)
-            if described:
-                return Firing(spec.rule, _source(stream), described, spec.interrupts(stream.surface))
+            found_ast = spec.ast(whole, stream.path)
+            if found_ast:
+                return Firing(spec.rule, _source(stream), found_ast[1], spec.interrupts(stream.surface))
         return None
 
     def _catch_up(self, stream: _Stream, spec: StreamSpec, whole: str) -> None:
@@ -440,7 +454,7 @@ class StreamWatcher:
     def _firing(
         self, stream: _Stream, spec: StreamSpec, pattern: StreamPattern, found: re.Match[str], start: int
     ) -> Firing:
-        reason = f"matched /{pattern.source}/: {_quote(found.group(0))}"
+        reason = f"matched /{pattern.source}/: {quote_snippet(found.group(0))}"
         return Firing(spec.rule, _source(stream), reason, spec.interrupts(stream.surface), start + found.start())
 
     def _result(self, firings: list[Firing]) -> StreamResult:
@@ -471,7 +485,7 @@ def _source(stream: _Stream) -> str:
     return f"{name}({stream.path})" if stream.path else name
 
 
-def _quote(text: str) -> str:
+def quote_snippet(text: str) -> str:
     shown = text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
     return json.dumps(shown, ensure_ascii=False)
 

@@ -23,6 +23,7 @@ from rules_core.model import (
     ORDER_GLOBAL, ORDER_IMPORTS, DiscoveryContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey,
 )
 from rules_core.paths import ancestors_between
+from rules_plugins.schema_v1 import validate_extra
 
 # Discovery order among importers (RULE-SPEC §1: Copilot before Claude; the peers after).
 IMPORTER_RANKS = {"copilot": 10, "claude": 20, "cursor": 30, "windsurf": 40, "cline": 50, "agents": 60}
@@ -74,19 +75,8 @@ def extension(data: Mapping[str, Any], extra_keys: Mapping[str, SchemaKey], prob
     """The keys plugins add to every format (the peers' stream-rule keys, ``agents``),
     validated by their plugins as strictly as in native rules: a bad value is a problem
     naming the fix. Keys no plugin offers are other tools' business and are ignored."""
-    extra: dict[str, Any] = {}
-    conditions: list[str] = []
-    for name, key in extra_keys.items():
-        if name not in data:
-            continue
-        try:
-            extra[name] = key.validate(data[name])
-        except ValueError as exc:
-            problems.append(f"{name}: {exc}")
-            continue
-        if key.is_condition:
-            conditions.append(name)
-    return {"extra": extra, "extra_conditions": tuple(conditions)}
+    extra, conditions = validate_extra(data, extra_keys, lambda _kind, message: problems.append(message))
+    return {"extra": extra, "extra_conditions": conditions}
 
 
 # -- descriptions and values -----------------------------------------------------------------

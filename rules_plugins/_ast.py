@@ -37,10 +37,10 @@ def _sg_root() -> Any:
     return SgRoot
 
 
-def matcher(patterns: tuple[str, ...]) -> Callable[[str, str], str | None]:
-    """(text, path) → a description of the first match, or ``None``."""
+def matcher(patterns: tuple[str, ...]) -> Callable[[str, str], tuple[int, str] | None]:
+    """(text, path) → (line of the first match, a description of it), or ``None``."""
 
-    def match(text: str, path: str) -> str | None:
+    def match(text: str, path: str) -> tuple[int, str] | None:
         sg_root = _sg_root()
         language = LANGUAGES.get(os.path.splitext(path)[1].lower())
         if sg_root is None or language is None:
@@ -57,7 +57,7 @@ def matcher(patterns: tuple[str, ...]) -> Callable[[str, str], str | None]:
             if node is not None:
                 line = node.range().start.line + 1
                 snippet = node.text().splitlines()[0] if node.text() else ""
-                return f"ast pattern {pattern!r} matched line {line}: {snippet[:60]!r}"
+                return line, f"ast pattern {pattern!r} matched: {snippet[:60]!r}"
         return None
 
     return match

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import re
+
 from rules_core import hookimpl
+from rules_core.attach import BLOCK_HEADING
 from rules_core.model import Outcome, Rule
+from rules_core.safe import safe_line
 
 HEADER = "# Rules"
 FRAMING = (
@@ -20,6 +24,11 @@ FRAMING = (
 INDEX_HEADING = "## Reference rules available on demand"
 SEPARATOR = "\n\n---\n\n"
 LEVELS = {"enforce": "MUST", "recommend": "SHOULD"}
+# Lines of a body that would read as the section's own framing (docs/format.md, "What a
+# body may contain"); a leading backslash, markdown's escape, turns each into plain text.
+_FRAMING_LINES = frozenset({HEADER, INDEX_HEADING, BLOCK_HEADING})
+_ENTRY_HEAD = ("> Triggered by:", "> Level:")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 @hookimpl(trylast=True)
@@ -45,16 +54,52 @@ def render_section(active: Sequence[Outcome], on_demand: Sequence[Outcome]) -> s
 
 def render_entry(outcome: Outcome) -> str:
     rule = outcome.rule
-    lines = [f"## {rule.id}"]
+    # Ids (file stems), reasons (paths) and descriptions are one line each: a file named
+    # "x\n## y.md" must not add a heading to the section.
+    lines = [f"## {safe_line(rule.id)}"]
     if outcome.reasons:
-        lines.append("> Triggered by: " + "; ".join(outcome.reasons))
+        lines.append("> Triggered by: " + safe_line("; ".join(outcome.reasons)))
     level = LEVELS.get(rule.enforcement)
     if level:
         lines.append(f"> Level: {level}")
     head = "\n".join(lines)
-    return f"{head}\n\n{rule.body}" if rule.body else head
+    return f"{head}\n\n{guard_body(rule.body)}" if rule.body else head
 
 
 def render_index_line(rule: Rule) -> str:
-    description = " ".join(rule.description.split())
-    return f"- {rule.relative_path} — {description} (fetch with the read_rule tool)"
+    description = safe_line(" ".join(rule.description.split()))
+    return f"- {safe_line(rule.relative_path)} — {description} (fetch with the read_rule tool)"
+
+
+def guard_body(body: str) -> str:
+    """The body as injected: unchanged, except that (outside fenced code) a line reading
+    as the section's framing — ``# Rules`` and the two block headings, an entry separator
+    ``---`` that opens a ``## `` heading, a ``## `` heading carrying ``> Triggered by:``
+    or ``> Level:`` lines — gets a leading backslash, and a fence left open is closed
+    so it cannot swallow the entries after it. A pure function of the body, so equal
+    bodies stay equal (dedupe) and the section and attachments agree byte for byte."""
+    lines = body.split("\n")
+    fence = ""
+    for i, line in enumerate(lines):
+        if fence:
+            if line.strip() == fence[0] * len(line.strip()) and len(line.strip()) >= len(fence):
+                fence = ""
+            continue
+        if opened := _FENCE.match(line):
+            fence = opened.group(1)
+            continue
+        if _forges(lines, i):
+            lines[i] = "\\" + line
+    if fence:
+        lines.append(fence)
+    return "\n".join(lines)
+
+
+def _forges(lines: list[str], i: int) -> bool:
+    text = lines[i].strip()
+    if text in _FRAMING_LINES:
+        return True
+    after = [line.strip() for line in lines[i + 1 : i + 3]] + ["", ""]
+    if text == "---":
+        return after[0] == "" and after[1].startswith("## ")
+    return text.startswith("## ") and after[0].startswith(_ENTRY_HEAD)

@@ -18,7 +18,9 @@ from typing import Any, Mapping
 
 from rules_core import hookimpl
 
-from ._capture import capture
+from rules_core.stream import ToolOutput
+
+from ._capture import capture, tool_output
 
 HOST = "pi"
 
@@ -33,6 +35,18 @@ PATH_ARGUMENTS: Mapping[str, str] = {
 }
 
 
+# tool -> (stream scope tool name, path argument, what it writes).
+WRITTEN: Mapping[str, tuple[str, str, tuple[str, ...]]] = {
+    "write": ("write", "path", ("content",)),
+    "edit": ("edit", "path", ("newText", "edits[]")),
+}
+
+
 @hookimpl
 def pi_rules_capture_paths(host: str, tool: str, args: Any) -> list[str]:
     return capture(PATH_ARGUMENTS, tool, args) if host == HOST else []
+
+
+@hookimpl(trylast=True)
+def pi_rules_tool_output(host: str, tool: str, args: Any) -> ToolOutput | None:
+    return tool_output(WRITTEN, tool, args) if host == HOST else None

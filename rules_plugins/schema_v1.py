@@ -103,7 +103,7 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
     model = fields.string("model")
     priority = fields.integer("priority")
     always_apply = fields.boolean("alwaysApply")
-    extra, extra_conditions = _validate_extra(data, extra_keys, fail)
+    extra, extra_conditions = validate_extra(data, extra_keys, fail)
 
     if "match" in data and not globs:
         fail(
@@ -212,9 +212,12 @@ def trim_blank_edges(body: str) -> str:
     return "\n".join(lines[start:end])
 
 
-def _validate_extra(
+def validate_extra(
     data: Mapping[str, Any], keys: Mapping[str, SchemaKey], fail: Callable[[str, str], None]
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Plugin-added keys present in ``data``: their validated values and the names that are
+    activation conditions; each bad value is reported through ``fail`` as ``invalid-value``.
+    Importers use it too, so a plugin key is as strict in a peer's file as in a native one."""
     extra: dict[str, Any] = {}
     conditions: list[str] = []
     for name, spec in keys.items():

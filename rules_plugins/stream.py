@@ -33,9 +33,10 @@ from ._stream_grammar import (
 
 LEGACY_KEYS = ("ttsr_trigger", "ttsrTrigger")
 DEFAULT_SCOPE = ("text", "tool")
+# Host-neutral: some hosts show the model its stopped output, others (Pi) drop it.
 INTERRUPT_FRAME = (
-    "Your output was stopped because it matched {a project rule}. Follow {the rule} below, "
-    "then continue from where you were stopped; do not repeat the matched text."
+    "Your output was stopped because it matched {a project rule}. Follow {the rule} below "
+    "and carry on with the task; do not write the matched text again."
 )
 REMINDER_FRAME = "Your last output matched {a project rule}. Keep to {the rule} from here on."
 
@@ -121,7 +122,21 @@ def pi_rules_render(kind: str, data: Any) -> str | None:
         return _block("# Rule interrupt", INTERRUPT_FRAME, data["firings"])
     if kind == "stream-reminder":
         return _block("# Rule reminder", REMINDER_FRAME, data["firings"])
+    if kind == "stream-deny":
+        return _deny(data["firings"])
     return None
+
+
+def _deny(firings: Sequence[Firing]) -> str:
+    """The reason a host shows the model when it refuses a tool call (Claude Code's
+    ``permissionDecisionReason``): which rule, what matched, and the rule itself."""
+    parts = []
+    for firing in firings:
+        rule = firing.rule
+        head = f"Blocked by project rule {rule.id} ({rule.relative_path}): {firing.source} {firing.reason}."
+        parts.append(f"{head}\n\n{rule.body}" if rule.body else head)
+    parts.append("Change the content so it follows the rule, then try again.")
+    return "\n\n".join(parts)
 
 
 def _block(title: str, frame: str, firings: Sequence[Firing]) -> str:

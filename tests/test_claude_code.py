@@ -95,7 +95,11 @@ def _ids(section: str) -> list[str]:
 def test_print_config_is_the_settings_snippet(claude: Claude) -> None:
     done = claude.raw("", "--print-config")
     assert done.returncode == 0 and done.stderr == b""
-    hooks = json.loads(done.stdout)["hooks"]
+    # The first block is the settings snippet under "#" lines naming its file (the .mcp.json
+    # block follows; tests/test_mcp.py checks it).
+    first = done.stdout.decode().split("\n\n")[0]
+    assert first.startswith("# .claude/settings.json")
+    hooks = json.loads("\n".join(line for line in first.splitlines() if not line.startswith("#")))["hooks"]
     assert sorted(hooks) == ["PostToolUse", "PreToolUse", "SessionStart", "UserPromptSubmit"]
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert "matcher" not in hooks["UserPromptSubmit"][0]

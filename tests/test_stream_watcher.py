@@ -3,18 +3,16 @@ per-turn buffers, golden interrupt/reminder blocks, and split-invariance (hypoth
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rules_core.stream import WINDOW, StreamWatcher, globs_gate
+from golden_files import check_golden
 from rules_core.testing import rule_text
 
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def watcher(project, **facts) -> StreamWatcher:
@@ -32,13 +30,6 @@ def feed_chars(w: StreamWatcher, source: str, text: str, **where) -> list[str]:
         fired += [f.rule.id for f in w.feed(source, char, **where).fired]
     fired += [f.rule.id for f in w.end(source, **where).fired]
     return fired
-
-
-def golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("PI_RULES_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text()
 
 
 @pytest.fixture
@@ -115,13 +106,13 @@ def test_interrupt_modes(project):
 def test_interrupt_block_is_golden(project):
     result = watcher(project).check("tool", "x = 1;\nconsole.log(x)", tool="edit", path="src/a.ts")
     assert result.interrupt
-    golden("stream-interrupt.md", result.block)
+    check_golden("stream-interrupt.md", result.block)
 
 
 def test_reminder_block_is_golden(project):
     result = watcher(project).check("thinking", "Maybe I should skip tests here.")
     assert not result.interrupt
-    golden("stream-reminder.md", result.block)
+    check_golden("stream-reminder.md", result.block)
 
 
 def test_result_json_shape(project):
@@ -216,3 +207,50 @@ def test_random_splits_fire_exactly_the_rules_the_whole_text_fires(split_project
         fired += [f.rule.id for f in split.feed("text", text[start:stop]).fired]
     fired += [f.rule.id for f in split.end("text").fired]
     assert sorted(fired) == expected
+
+
+# -- hostile deltas ----------------------------------------------------------------------------------
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=st.lists(st.tuples(
+    st.sampled_from(["feed", "end", "check", "turn", "reset"]),
+    st.one_of(st.sampled_from(["text", "thinking", "tool"]), _JSONISH),
+    st.one_of(st.text(max_size=200), _JSONISH),
+    _JSONISH, _JSONISH, _JSONISH,
+), max_size=30))
+def test_any_sequence_of_hostile_calls_never_raises(split_project, calls):
+    w = watcher(split_project)
+    for verb, source, text, tool, call_id, path in calls:
+        if verb == "feed":
+            result = w.feed(source, text, tool=tool, call_id=call_id, path=path)
+        elif verb == "end":
+            result = w.end(source, tool=tool, call_id=call_id, path=path)
+        elif verb == "check":
+            result = w.check(source, text, tool=tool, path=path)
+        else:
+            getattr(w, verb)()
+            continue
+        assert isinstance(result.to_json()["fired"], list)
+
+
+def test_a_huge_single_delta_is_searched_once(split_project):
+    w = watcher(split_project)
+    text = "x" * 3_000_000 + "ab" + "c"
+    assert [f.rule.id for f in w.feed("text", text).fired] == ["p0"]
+
+
+def test_open_streams_are_bounded(split_project):
+    from rules_core.stream import MAX_STREAMS
+
+    w = watcher(split_project)
+    for n in range(MAX_STREAMS * 3):
+        w.feed("tool", "a", tool="edit", call_id=n)
+    assert len(w._streams) == MAX_STREAMS  # the oldest were dropped, the newest kept
+    assert ("tool", "edit", str(MAX_STREAMS * 3 - 1)) in w._streams
