@@ -24,13 +24,14 @@ class SessionStream:
         self._session = session
         self._watcher: StreamWatcher | None = None
         self._armed_for: tuple[Any, ...] | None = None
+        self._faults_seen = 0
 
     def delta(
         self, source: Any, text: Any, tool: Any = None, call_id: Any = None, path: Any = None
     ) -> StreamResult:
         """One delta of the model's output; never raises."""
         try:
-            return self._armed().feed(source, text, tool=tool, call_id=call_id, path=self._path(path))
+            return self._said(self._armed().feed(source, text, tool=tool, call_id=call_id, path=self._path(path)))
         except Exception as exc:  # noqa: BLE001 - a host's stream must never break on us
             self._session.last_fault = f"stream delta: {type(exc).__name__}: {exc}"
             return NOTHING
@@ -38,7 +39,7 @@ class SessionStream:
     def end(self, source: Any, tool: Any = None, call_id: Any = None, path: Any = None) -> StreamResult:
         """A stream is complete (whole-text patterns and ast conditions run now)."""
         try:
-            return self._armed().end(source, tool=tool, call_id=call_id, path=self._path(path))
+            return self._said(self._armed().end(source, tool=tool, call_id=call_id, path=self._path(path)))
         except Exception as exc:  # noqa: BLE001
             self._session.last_fault = f"stream end: {type(exc).__name__}: {exc}"
             return NOTHING
@@ -46,7 +47,7 @@ class SessionStream:
     def check(self, source: Any, text: Any, tool: Any = None, path: Any = None) -> StreamResult:
         """A complete snapshot checked at once (e.g. the content a tool call would write)."""
         try:
-            return self._armed().check(source, text, tool=tool, path=self._path(path))
+            return self._said(self._armed().check(source, text, tool=tool, path=self._path(path)))
         except Exception as exc:  # noqa: BLE001
             self._session.last_fault = f"stream check: {type(exc).__name__}: {exc}"
             return NOTHING
@@ -79,6 +80,14 @@ class SessionStream:
             self._watcher.arm(session.engine.stream_specs(facts), facts.touched)
             self._armed_for = key
         return self._watcher
+
+    def _said(self, result: StreamResult) -> StreamResult:
+        """A rule the watcher just switched off as too slow is a fault the host logs."""
+        faults = self._watcher.faults if self._watcher is not None else []
+        if faults and faults[-1:] and len(faults) != self._faults_seen:
+            self._session.last_fault = faults[-1]
+            self._faults_seen = len(faults)
+        return result
 
     def _path(self, path: Any) -> str | None:
         if not isinstance(path, str) or not path or "\0" in path:

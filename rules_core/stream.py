@@ -16,9 +16,10 @@ fire never depend on how the text was split (docs/stream.md).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence
+
+import regex
 
 from .compiled import EMPTY_GLOBSET
 from .globs import Glob, normalize_path
@@ -40,6 +41,10 @@ CONTEXT = 64
 STORE_LIMIT = 1024 * 1024
 MAX_STREAMS = 64
 SNIPPET = 60
+# One search may take this long. Conditions are author-written regexes from unvetted
+# repositories: one that backtracks catastrophically is given up on, not waited for.
+SEARCH_SECONDS = 0.1
+MAX_FAULTS = 16
 
 
 @dataclass(frozen=True)
@@ -79,11 +84,12 @@ class ScopeEntry:
 
 @dataclass(frozen=True)
 class StreamPattern:
-    """A compiled ``condition``. ``width`` is the longest match it can make (``None``:
-    unbounded); ``joinable`` patterns (no group references) share one combined search."""
+    """A compiled ``condition`` (a ``regex`` module pattern, so a search can time out).
+    ``width`` is the longest match it can make (``None``: unbounded); ``joinable``
+    patterns (no group references) share one combined search."""
 
     source: str
-    regex: re.Pattern[str] = field(compare=False)
+    regex: Any = field(compare=False)
     width: int | None = None
     joinable: bool = True
     # The pattern with its leading flags as a scoped group, for the combined search.
@@ -192,7 +198,7 @@ class _Plan:
     the widest match it needs to look back for, its members); ``alone`` the patterns
     that cannot join one. Members are (order, spec, pattern), order = discovery order."""
 
-    groups: tuple[tuple[re.Pattern[str], int, tuple[tuple[int, StreamSpec, StreamPattern], ...]], ...]
+    groups: tuple[tuple[Any, int, tuple[tuple[int, StreamSpec, StreamPattern], ...]], ...]
     alone: tuple[tuple[int, StreamSpec, StreamPattern], ...]
 
 
@@ -214,8 +220,8 @@ def _make_plan(specs: Sequence[StreamSpec]) -> _Plan:
         if not members:
             continue
         try:
-            union = re.compile("|".join(m[2].scoped for m in members))
-        except (re.error, RecursionError, OverflowError):
+            union = regex.compile("|".join(m[2].scoped for m in members))
+        except (regex.error, RecursionError, OverflowError):
             alone += members  # too big or too odd to join: search each on its own
             continue
         groups.append((union, max(width, 1), tuple(members)))
@@ -244,6 +250,9 @@ class StreamWatcher:
         self._last_fired: dict[str, int] = {}
         self._plans: dict[tuple[int, ...], _Plan] = {}
         self._epoch = 0
+        # Rules whose condition took longer than SEARCH_SECONDS: off for this watcher.
+        self._slow: set[str] = set()
+        self.faults: list[str] = []
         # Firings found while a late file path admitted new rules, reported with the delta.
         self._pending: list[Firing] = []
         self.arm(specs, touched)
@@ -359,7 +368,10 @@ class StreamWatcher:
 
     def _candidates(self, stream: _Stream) -> list[StreamSpec]:
         if stream.cache is None or stream.cache[0] != self._epoch:
-            found = [s for s in stream.eligible if s.rule.id not in stream.fired and self._may_fire(s)]
+            found = [
+                s for s in stream.eligible
+                if s.rule.id not in stream.fired and s.rule.id not in self._slow and self._may_fire(s)
+            ]
             stream.cache = (self._epoch, found, None)
         return stream.cache[1]
 
@@ -399,14 +411,17 @@ class StreamWatcher:
                 stream.cache = (stream.cache[0], stream.cache[1], plan)
         hits: list[tuple[int, StreamSpec, StreamPattern]] = list(plan.alone)
         for union, width, members in plan.groups:
-            if union.search(text, max(pos, delta_start - width + 1)) is not None:
-                hits += members
+            try:
+                if union.search(text, max(pos, delta_start - width + 1), timeout=SEARCH_SECONDS) is not None:
+                    hits += members
+            except TimeoutError:
+                hits += members  # one of them is slow: the searches one by one find which
         firings: list[Firing] = []
         for _, spec, pattern in sorted(hits, key=lambda hit: hit[0]):
-            if spec.rule.id in stream.fired:
+            if spec.rule.id in stream.fired or spec.rule.id in self._slow:
                 continue
             width = pattern.width if pattern.width is not None and pattern.width <= WINDOW else WINDOW
-            found = pattern.regex.search(text, max(pos, delta_start - width + 1))
+            found = self._find(spec, pattern, text, max(pos, delta_start - width + 1))
             if found is not None:
                 firings.append(self._firing(stream, spec, pattern, found, stream.length - len(text)))
                 self._fired(stream, spec)
@@ -426,7 +441,7 @@ class StreamWatcher:
         for pattern in spec.patterns:
             if pattern.width is not None and pattern.width <= WINDOW:
                 continue  # the per-delta windows already saw every match it can make
-            found = pattern.regex.search(whole)
+            found = self._find(spec, pattern, whole, 0)
             if found is not None:
                 return self._firing(stream, spec, pattern, found, 0)
         if spec.ast is not None and stream.surface == "tool" and stream.path:
@@ -440,11 +455,28 @@ class StreamWatcher:
         if spec.rule.id in stream.fired or not self._may_fire(spec):
             return
         for pattern in spec.patterns:
-            found = pattern.regex.search(whole)
+            found = self._find(spec, pattern, whole, 0)
             if found is not None:
                 self._pending.append(self._firing(stream, spec, pattern, found, 0))
                 self._fired(stream, spec)
                 return
+
+    def _find(self, spec: StreamSpec, pattern: StreamPattern, text: str, pos: int) -> Any:
+        """One search under the time limit; a rule that exceeds it is switched off for
+        this watcher and reported in ``faults`` (never a hung host)."""
+        if spec.rule.id in self._slow:
+            return None
+        try:
+            return pattern.regex.search(text, pos, timeout=SEARCH_SECONDS)
+        except TimeoutError:
+            self._slow.add(spec.rule.id)
+            self._epoch += 1
+            self.faults = self.faults[-(MAX_FAULTS - 1):] + [
+                f"stream rule {spec.rule.id} ({spec.rule.relative_path}): condition /{pattern.source}/ took "
+                f"over {SEARCH_SECONDS:g} s on {len(text) - pos} characters (catastrophic backtracking?); "
+                "it is off for this session — simplify its nested or overlapping repetitions"
+            ]
+            return None
 
     def _fired(self, stream: _Stream, spec: StreamSpec) -> None:
         stream.fired.add(spec.rule.id)
@@ -452,7 +484,7 @@ class StreamWatcher:
         self._epoch += 1
 
     def _firing(
-        self, stream: _Stream, spec: StreamSpec, pattern: StreamPattern, found: re.Match[str], start: int
+        self, stream: _Stream, spec: StreamSpec, pattern: StreamPattern, found: Any, start: int
     ) -> Firing:
         reason = f"matched /{pattern.source}/: {quote_snippet(found.group(0))}"
         return Firing(spec.rule, _source(stream), reason, spec.interrupts(stream.surface), start + found.start())

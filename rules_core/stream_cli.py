@@ -20,7 +20,7 @@ from .git import current_branch
 from .lookup import normalize_touched
 from .model import Facts
 from .safe import safe_json, safe_line
-from .stream import StreamSpec, StreamWatcher, globs_gate, quote_snippet
+from .stream import SEARCH_SECONDS, StreamSpec, StreamWatcher, globs_gate, quote_snippet
 
 MAX_SCAN_BYTES = 1 << 20  # a file larger than this is skipped (and counted)
 MAX_FINDINGS_PER_RULE = 100  # per file: a generated file must not flood the report
@@ -84,6 +84,8 @@ def _test(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
     watcher = StreamWatcher(engine.stream_specs(facts), gate=globs_gate(cwd), touched=facts.touched)
     path = normalize_touched((args.path,), cwd)[0] if args.path else None
     result = watcher.check(source, text, tool=args.tool, path=path)
+    for fault in watcher.faults:
+        print(f"pi-rules stream test: {safe_line(fault)}", file=sys.stderr)
     if args.json:
         sys.stdout.write(safe_json({"fired": [f.to_json() for f in result.fired]}) + "\n")
     else:
@@ -154,12 +156,19 @@ def _admits(spec: StreamSpec, path: str) -> bool:
 def _check(spec: StreamSpec, text: str, path: str) -> Iterator[Finding]:
     count = 0
     for pattern in spec.patterns:
-        for found in pattern.regex.finditer(text):
-            line = text.count("\n", 0, found.start()) + 1
-            yield Finding(spec.rule.id, path, line, f"matched /{pattern.source}/: {quote_snippet(found.group(0))}")
-            count += 1
-            if count >= MAX_FINDINGS_PER_RULE:
-                return
+        try:
+            for found in pattern.regex.finditer(text, timeout=SEARCH_SECONDS * 10):
+                line = text.count("\n", 0, found.start()) + 1
+                yield Finding(spec.rule.id, path, line, f"matched /{pattern.source}/: {quote_snippet(found.group(0))}")
+                count += 1
+                if count >= MAX_FINDINGS_PER_RULE:
+                    return
+        except TimeoutError:
+            print(
+                f"pi-rules stream scan: {safe_line(path)}: rule {safe_line(spec.rule.id)}: condition "
+                f"/{safe_line(pattern.source)}/ took too long (catastrophic backtracking?); rest of file skipped",
+                file=sys.stderr,
+            )
     if spec.ast is not None:
         found_ast = spec.ast(text, path)
         if found_ast is not None:

@@ -12,6 +12,8 @@ import difflib
 import re
 from typing import Any
 
+import regex
+
 from rules_core.globs import GlobError, compile_glob
 
 SCOPE_WORDS = ("text", "thinking", "tool", "toolcall")
@@ -90,10 +92,12 @@ def to_python(pattern: str) -> str:
     return _JS_BACKREF.sub(r"(?P=\1)", pattern)
 
 
-def compile_condition(pattern: str) -> re.Pattern[str]:
+def compile_condition(pattern: str) -> Any:
+    """A ``regex`` pattern: unlike ``re`` it can give up after a time limit, so a rule in
+    an unvetted repository cannot hang its host with catastrophic backtracking."""
     try:
-        return re.compile(to_python(pattern))
-    except re.error as exc:
+        return regex.compile(to_python(pattern))
+    except regex.error as exc:
         where = f" at position {exc.pos}" if exc.pos is not None else ""
         raise ValueError(
             f"pattern {pattern!r} is not a valid regular expression ({exc.msg}{where}); "
@@ -113,20 +117,20 @@ def scoped_form(pattern: str) -> str:
     return f"(?:{python})"
 
 
-def max_width(regex: re.Pattern[str]) -> int | None:
+def max_width(compiled: Any) -> int | None:
     """The longest match the pattern can make, or ``None`` when unbounded (or unknown)."""
     try:
         from re import _parser  # type: ignore[attr-defined]
 
-        high = _parser.parse(regex.pattern, regex.flags).getwidth()[1]
+        high = _parser.parse(compiled.pattern).getwidth()[1]
     except Exception:  # a private module: if it changes, treat every pattern as unbounded
         return None
     return int(high) if high < 1 << 30 else None
 
 
-def is_joinable(pattern: str, regex: re.Pattern[str]) -> bool:
+def is_joinable(pattern: str, compiled: Any) -> bool:
     """Patterns that refer to their own groups cannot share one alternation."""
-    return not regex.groupindex and not re.search(r"\\[1-9]|\(\?P=|\(\?\(", to_python(pattern))
+    return not compiled.groupindex and not re.search(r"\\[1-9]|\(\?P=|\(\?\(", to_python(pattern))
 
 
 # -- scope ---------------------------------------------------------------------------------

@@ -54,8 +54,7 @@ def test_native_rules_do_not_take_the_legacy_spelling(rule_project):
     ("key", "value", "message"),
     [
         ("condition", "(unclosed", "condition: pattern '(unclosed' is not a valid regular expression "
-         "(missing ), unterminated subpattern at position 0); escape special characters such as "
-         "( [ . * + ? with a backslash"),
+         "(missing ) at position 9); escape special characters such as ( [ . * + ? with a backslash"),
         ("condition", "a*", "condition: pattern 'a*' matches empty text, so it would fire on every output; "
          "make it require at least one character (e.g. use + instead of *)"),
         ("condition", 3, 'condition: must be a string or a list of strings, e.g. condition: "console\\.log\\("'),

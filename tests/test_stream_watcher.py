@@ -254,3 +254,15 @@ def test_open_streams_are_bounded(split_project):
         w.feed("tool", "a", tool="edit", call_id=n)
     assert len(w._streams) == MAX_STREAMS  # the oldest were dropped, the newest kept
     assert ("tool", "edit", str(MAX_STREAMS * 3 - 1)) in w._streams
+
+
+def test_a_catastrophically_backtracking_condition_is_switched_off_not_waited_for(rule_project):
+    rule_project.write({
+        ".pi/rules/slow.md": rule_text(condition="(a|aa)+$"),
+        ".pi/rules/fine.md": rule_text(condition="TODO"),
+    })
+    w = watcher(rule_project)
+    result = w.check("text", "a" * 80 + "b TODO")
+    assert [f.rule.id for f in result.fired] == ["fine"]
+    assert len(w.faults) == 1 and w.faults[0].startswith("stream rule slow (slow.md): condition /(a|aa)+$/ took over")
+    assert w.feed("text", "a" * 80 + "b").fired == ()  # off for the rest of the session
