@@ -46,7 +46,7 @@ from .lookup import (  # noqa: F401
 )
 from .paths import is_as_written
 from .select import select
-from .stream import StreamSpec
+from .stream_model import StreamSpec
 
 MUTED_REASON = "muted for this session"
 PATH_CONDITION = "globs"

@@ -26,7 +26,7 @@ from .model import (
     Verdict,
 )
 from .select import utf16_token_estimate
-from .stream import StreamSpec, ToolOutput
+from .stream_model import StreamSpec, ToolOutput
 
 
 class Hooks:

@@ -25,7 +25,7 @@ from .model import (
     SchemaKey,
     Verdict,
 )
-from .stream import StreamSpec, ToolOutput
+from .stream_model import StreamSpec, ToolOutput
 
 PROJECT_NAME = "pi_rules"
 
