@@ -123,7 +123,7 @@ def _scan(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
     gate = globs_gate(cwd)
     findings: list[Finding] = []
     skipped = {"binary": 0, "huge": 0, "unreadable": 0}
-    for path in _files(root):
+    for path in _files(root, use_git=facts.trusted):
         if path in rule_files:
             continue
         shown = os.path.relpath(path, cwd)
@@ -191,9 +191,10 @@ def _load(path: str, skipped: dict[str, int]) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _files(root: str) -> Iterator[str]:
-    """Every file below ``root`` git would not ignore, in sorted order."""
-    listed = _git_files(root)
+def _files(root: str, use_git: bool) -> Iterator[str]:
+    """Every file below ``root`` git would not ignore, in sorted order. An untrusted
+    project is not handed to git (its config can run commands, e.g. core.fsmonitor)."""
+    listed = _git_files(root) if use_git else None
     if listed is not None:
         for rel in sorted(listed):
             path = os.path.join(root, rel)

@@ -257,3 +257,14 @@ def test_ast_conditions_in_stream_scan_report_the_line(rule_project):
     code, out = cli(rule_project, "stream", "scan", "src")
     assert code == 1
     assert out == "src/x.py:3: no-eval: ast pattern 'eval($$$)' matched: \"eval(os.environ['X'])\"\n"
+
+
+def test_stream_scan_of_an_untrusted_project_never_runs_git(project, monkeypatch):
+    from rules_core import stream_cli
+
+    project.write_global({"no-todo.md": rule_text(condition="TODO", scope="tool")})
+    make_rules(project.cwd, {"src/a.ts": "// TODO\n"})
+    monkeypatch.setenv("HOME", str(project.home))
+    monkeypatch.setattr(stream_cli, "_git_files", lambda root: pytest.fail("git ran in an untrusted project"))
+    code, out = cli(project, "--untrusted", "stream", "scan")
+    assert code == 1 and out == 'src/a.ts:1: no-todo: matched /TODO/: "TODO"\n'
