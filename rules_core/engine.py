@@ -51,7 +51,7 @@ from .stream_model import StreamSpec
 MUTED_REASON = "muted for this session"
 PATH_CONDITION = "globs"
 MAX_CWDS = 256  # git roots remembered, one per working directory asked about
-MAX_TREES = 8  # cached project-tree walks (each can list thousands of folders)
+MAX_TREES = 24  # cached tree walks and their per-marker owners: 8 working directories
 
 
 class Engine:

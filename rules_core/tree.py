@@ -28,10 +28,23 @@ def folders_owning(context: DiscoveryContext, marker: str) -> list[tuple[int, st
     lexicographic. Never through ``node_modules``, hidden or symlinked directories."""
     found = [
         (depth, relative)
-        for depth, relative, hidden in _folders(context)
-        if marker in hidden and _real_directory(os.path.join(context.cwd, relative, marker, "rules"))
+        for depth, relative in _candidates(context, marker)
+        if _real_directory(os.path.join(context.cwd, relative, marker, "rules"))
     ]
     return sorted(found)
+
+
+def _candidates(context: DiscoveryContext, marker: str) -> list[tuple[int, str]]:
+    """Folders whose walk saw a ``marker`` subdirectory, kept with the walk: a warm
+    discovery then checks a handful of folders, not the thousands a monorepo has."""
+    cache = context.tree_cache
+    key = ("owners", context.cwd, marker)
+    if cache is not None and key in cache:
+        return cache[key]
+    owners = [(depth, relative) for depth, relative, hidden in _folders(context) if marker in hidden]
+    if cache is not None:
+        cache[key] = owners
+    return owners
 
 
 def _folders(context: DiscoveryContext) -> list[_Folder]:
