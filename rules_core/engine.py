@@ -147,7 +147,7 @@ class Engine:
         excluded = self._exclusions(discovery.rules, facts)
         # Stream rules fire on the model's output, never through the section.
         streams = {r.id: s.summary for r in discovery.rules if (s := self.hooks.stream_spec(r)) is not None}
-        excluded_or_stream = excluded | {k: v for k, v in streams.items() if k not in excluded}
+        excluded_or_stream = {**streams, **excluded}  # a scope exclusion's reason wins
         live = [r for r in discovery.rules if r.id not in facts.mutes and r.id not in excluded_or_stream]
         touched = normalize_touched(facts.touched, cwd)
         git_root = self._git_root(cwd) if facts.trusted else None

@@ -83,10 +83,10 @@ class SessionStream:
 
     def _said(self, result: StreamResult) -> StreamResult:
         """A rule the watcher just switched off as too slow is a fault the host logs."""
-        faults = self._watcher.faults if self._watcher is not None else []
-        if faults and faults[-1:] and len(faults) != self._faults_seen:
-            self._session.last_fault = faults[-1]
-            self._faults_seen = len(faults)
+        watcher = self._watcher
+        if watcher is not None and watcher.fault_count != self._faults_seen:
+            self._session.last_fault = watcher.faults[-1]
+            self._faults_seen = watcher.fault_count
         return result
 
     def _path(self, path: Any) -> str | None:

@@ -135,7 +135,8 @@ class StreamWatcher:
         self._epoch = 0
         # Rules whose condition took longer than SEARCH_SECONDS: off for this watcher.
         self._slow: set[str] = set()
-        self.faults: list[str] = []
+        self.faults: list[str] = []  # the latest MAX_FAULTS
+        self.fault_count = 0  # all of them, so a caller can tell a new one arrived
         # Firings found while a late file path admitted new rules, reported with the delta.
         self._pending: list[Firing] = []
         self.arm(specs, touched)
@@ -354,6 +355,7 @@ class StreamWatcher:
         except TimeoutError:
             self._slow.add(spec.rule.id)
             self._epoch += 1
+            self.fault_count += 1
             self.faults = self.faults[-(MAX_FAULTS - 1):] + [
                 f"stream rule {spec.rule.id} ({spec.rule.relative_path}): condition /{pattern.source}/ took "
                 f"over {SEARCH_SECONDS:g} s on {len(text) - pos} characters (catastrophic backtracking?); "

@@ -268,3 +268,10 @@ def test_stream_scan_of_an_untrusted_project_never_runs_git(project, monkeypatch
     monkeypatch.setattr(stream_cli, "_git_files", lambda root: pytest.fail("git ran in an untrusted project"))
     code, out = cli(project, "--untrusted", "stream", "scan")
     assert code == 1 and out == 'src/a.ts:1: no-todo: matched /TODO/: "TODO"\n'
+
+
+def test_a_slow_condition_reaches_the_session_as_a_fault(rule_project):
+    rule_project.write({".pi/rules/slow.md": rule_text(condition="(a|aa)+$")})
+    s = session(rule_project)
+    assert s.stream.delta("text", "a" * 80 + "b").fired == ()
+    assert s.last_fault.startswith("stream rule slow (slow.md): condition /(a|aa)+$/ took over")
