@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -79,7 +79,7 @@ def main() -> None:
 
         walk = best_of(args.repeat, lambda: scandir_walk(str(root)))
         python_pass = best_of(args.repeat, lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
-        cli_args = [sys.executable, "-m", "rules_core", "--cwd", str(root), "report", "--no-branch",
+        cli_args = [sys.executable, "-m", "rules_hosts", "--cwd", str(root), "report", "--no-branch",
                     *[a for p in touched for a in ("--touched", p)]]
         cold_cli = best_of(args.repeat, lambda: subprocess.run(cli_args, env=env, check=True, capture_output=True))
 

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -145,7 +145,7 @@ def main() -> None:
 
     find = best_of(args.repeat, lambda: shell("find . -type f | wc -l", ws))
     ls_files = best_of(args.repeat, lambda: shell("git ls-files | wc -l", ws))
-    cli = [sys.executable, "-m", "rules_core", "--cwd", str(ws), "report", "--no-branch",
+    cli = [sys.executable, "-m", "rules_hosts", "--cwd", str(ws), "report", "--no-branch",
            *[a for p in touched for a in ("--touched", p)]]
     cold = best_of(args.repeat, lambda: subprocess.run(cli, env=env, check=True, capture_output=True))
 

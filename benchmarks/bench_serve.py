@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
 from rules_core.testing import make_rules, rule_text  # noqa: E402
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     project, home = work / "project", work / "home"
     build_project(project, args.rules)
     home.mkdir()
-    command = [sys.executable, "-m", "rules_core", "--cwd", str(project), "serve"]
+    command = [sys.executable, "-m", "rules_hosts", "--cwd", str(project), "serve"]
     if args.session:
         command += ["--session", str(work / "session.jsonl")]
     env = {**os.environ, "HOME": str(home)}

@@ -1,73 +1,76 @@
-"""pi-rules core: the engine, its data model and the plugin hooks.
+"""pi-rules core: the engine, its data model and the plugin hooks — the library only.
 
-The public API is what this module exports; everything else may change.
+The public API is what this module exports; everything else may change. Names load on
+first use (PEP 562), so ``from rules_core import hookimpl`` in an eleven-line plugin
+costs pluggy and the hook specifications, not the engine. ``import rules_core`` never
+loads a host, the session runtime, argparse or MCP code: those live in ``rules_hosts``.
 """
 
 from __future__ import annotations
 
-from .engine import READ_RULE_DESCRIPTION, Engine, find_by_id, find_by_relative_path
-from .hookspecs import hookimpl
-from .manager import PluginLoadError, list_plugins, make_plugin_manager
-from .model import (
-    Discovery,
-    DiscoveryContext,
-    Evaluation,
-    Explanation,
-    Facts,
-    Intent,
-    MatchContext,
-    Outcome,
-    ParseResult,
-    Rule,
-    RuleError,
-    RuleFile,
-    SchemaKey,
-    Verdict,
-)
-from .git import current_branch
-from .session import (
-    Capture,
-    Session,
-    SessionState,
-    ToolDefinition,
-    ToolResultEffect,
-    Turn,
-    touched_entry,
-    touched_from_entries,
-)
-from .select import parse_max_tokens
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "READ_RULE_DESCRIPTION",
-    "Capture",
-    "Discovery",
-    "DiscoveryContext",
-    "Engine",
-    "Evaluation",
-    "Explanation",
-    "Facts",
-    "Intent",
-    "MatchContext",
-    "Outcome",
-    "ParseResult",
-    "PluginLoadError",
-    "Rule",
-    "RuleError",
-    "RuleFile",
-    "SchemaKey",
-    "Session",
-    "SessionState",
-    "ToolDefinition",
-    "ToolResultEffect",
-    "Turn",
-    "Verdict",
-    "current_branch",
-    "find_by_id",
-    "find_by_relative_path",
-    "hookimpl",
-    "list_plugins",
-    "make_plugin_manager",
-    "parse_max_tokens",
-    "touched_entry",
-    "touched_from_entries",
-]
+# public name -> the module that defines it
+_EXPORTS = {
+    "READ_RULE_DESCRIPTION": "lookup",
+    "Reading": "lookup",
+    "find_by_id": "lookup",
+    "find_by_relative_path": "lookup",
+    "Engine": "engine",
+    "hookimpl": "hookspecs",
+    "PluginLoadError": "manager",
+    "list_plugins": "manager",
+    "make_plugin_manager": "manager",
+    "current_branch": "git",
+    "parse_max_tokens": "select",
+    **dict.fromkeys(
+        (
+            "Discovery", "DiscoveryContext", "Evaluation", "Explanation", "Facts", "Intent",
+            "MatchContext", "OutputFormat", "Outcome", "ParseResult", "Rule", "RuleError",
+            "RuleFile", "SchemaKey", "Verdict",
+        ),
+        "model",
+    ),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rules_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .git import current_branch
+    from .hookspecs import hookimpl
+    from .lookup import READ_RULE_DESCRIPTION, Reading, find_by_id, find_by_relative_path
+    from .manager import PluginLoadError, list_plugins, make_plugin_manager
+    from .model import (
+        Discovery,
+        DiscoveryContext,
+        Evaluation,
+        Explanation,
+        Facts,
+        Intent,
+        MatchContext,
+        OutputFormat,
+        Outcome,
+        ParseResult,
+        Rule,
+        RuleError,
+        RuleFile,
+        SchemaKey,
+        Verdict,
+    )
+    from .select import parse_max_tokens

@@ -1,24 +1,23 @@
 """The discovery cache (parsed files by mtime) and the exists-scan cache (RULE-SPEC §5).
 
 Every cache here is bounded: ``FileCache`` by what one discovery lists (it forgets the
-rest), ``ScanCache`` and ``ListingCache`` by a fixed number of entries, oldest dropped
-first. A long-lived engine (``pi-rules serve``, an editor host) therefore cannot grow
+rest), ``ScanCache`` by a fixed number of entries, oldest dropped first (the listing
+cache lives with the listing code, ``listing.py``). A long-lived engine (``pi-rules serve``, an editor host) therefore cannot grow
 without limit whatever directories it is asked about.
 """
 
 from __future__ import annotations
 
-import os
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .fs import Containment, Unresolved, file_signature, read_rule_text
+from .containment import Containment, Unresolved
+from .reading import file_signature, read_rule_text
 from .model import ParseResult, RuleError, RuleFile
 
 Parser = Callable[[RuleFile, str], ParseResult]
 
 MAX_SCAN_ROOTS = 256  # distinct rule bases with a cached exists scan (a monorepo has ~100)
-MAX_LISTING_FAILURES = 1024  # unlistable directories remembered (RULE-SPEC §7)
 
 
 def evict_oldest(mapping: dict[Any, Any], cap: int) -> None:
@@ -122,58 +121,6 @@ class ScanCache:
     def invalidate(self) -> None:
         """A write/edit/bash result may have changed which paths exist."""
         self._entries.clear()
-
-
-class ListingCache:
-    """``source-unreadable`` outcomes per directory (RULE-SPEC §7).
-
-    A directory that could not be listed is not listed again — the same error is
-    re-reported — until its own mtime (or ctime: a chmod that fixes it) changes, until it
-    no longer exists, or, if it could not be stat-ed when it failed, until the first
-    stat that succeeds.
-    """
-
-    def __init__(self) -> None:
-        self._failures: dict[str, tuple[tuple[int, int] | None, RuleError]] = {}
-        # The current discovery's bound for project sources, set by the engine before
-        # the sources run (they all pass this cache to ``list_rule_files``).
-        self.containment: Containment | None = None
-
-    def __len__(self) -> int:
-        return len(self._failures)
-
-    def known_failure(self, directory: str) -> RuleError | None:
-        entry = self._failures.get(directory)
-        if entry is None:
-            return None
-        mtime, error = entry
-        if not os.path.lexists(directory):
-            del self._failures[directory]  # gone: nothing to report any more
-            return None
-        current = _mtime(directory)
-        if current is None and mtime is None:
-            return error
-        if current is not None and current == mtime:
-            return error
-        del self._failures[directory]
-        return None
-
-    def remember_failure(self, directory: str, error: RuleError) -> None:
-        self._failures.pop(directory, None)  # re-inserted as the newest
-        self._failures[directory] = (_mtime(directory), error)
-        evict_oldest(self._failures, MAX_LISTING_FAILURES)
-
-    def forget(self, directory: str) -> None:
-        self._failures.pop(directory, None)
-
-
-def _mtime(directory: str) -> tuple[int, int] | None:
-    """mtime, and ctime too: fixing permissions (chmod) changes only the ctime."""
-    try:
-        info = os.stat(directory)
-    except (OSError, ValueError):
-        return None
-    return (info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _failed(rule_file: RuleFile, message: str) -> ParseResult:

@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import traceback
 from typing import Mapping, Sequence
 
 import pluggy
 
-from .cache import FileCache, ListingCache, ScanCache, evict_oldest
-from .compiled import compile_rule
-from .fs import Containment
+from .cache import ScanCache
+from .discovery import Discoverer, internal_error
 from .hooks import Hooks
-from .imports import IMPORT_ENV, select_importers
+from .lookup import Reading, find_reference, normalize_touched, unknown_rule
 from .manager import make_plugin_manager
 from .model import (
     Discovery,
-    DiscoveryContext,
     Evaluation,
     Explanation,
     Facts,
@@ -31,18 +28,7 @@ from .model import (
     PathExplanation,
     Rule,
     RuleError,
-    RuleFile,
     Verdict,
-)
-from .git import find_git_root
-# Re-exported: callers import the lookups from the engine.
-from .lookup import (  # noqa: F401
-    READ_RULE_DESCRIPTION,
-    find_by_id,
-    find_by_relative_path,
-    find_reference,
-    normalize_touched,
-    unknown_rule,
 )
 from .paths import is_as_written
 from .select import select
@@ -50,8 +36,6 @@ from .stream_model import StreamSpec
 
 MUTED_REASON = "muted for this session"
 PATH_CONDITION = "globs"
-MAX_CWDS = 256  # git roots remembered, one per working directory asked about
-MAX_TREES = 24  # cached tree walks and their per-marker owners: 8 working directories
 
 
 class Engine:
@@ -68,67 +52,14 @@ class Engine:
         self.pm = pm if pm is not None else make_plugin_manager(env=self.env)
         self.hooks = Hooks(self.pm)
         self.home = home if home is not None else self.env.get("HOME") or None
-        self._files = FileCache()
+        self.discovery = Discoverer(self.hooks, self.env, self.home)
         self._scans = ScanCache()
-        self._listings = ListingCache()
-        self._tree: dict[object, object] = {}
-        self._ids_memo: tuple[tuple[Rule, ...], tuple[Rule, ...]] | None = None
         self._last: tuple[tuple[object, ...], Evaluation] | None = None
         self._tokens: dict[str, int] = {}
-        self._git_roots: dict[str, str | None] = {}
-
-    # -- discovery -------------------------------------------------------------------
 
     def discover(self, cwd: str, trusted: bool = True) -> Discovery:
         """Every rule and error the sources and schemas yield, ids and indexes assigned."""
-        try:
-            return self._discover(os.path.abspath(cwd), trusted)
-        except Exception as exc:  # the host must never see a traceback
-            return Discovery((), (_internal_error(cwd, exc),))
-
-    def _discover(self, cwd: str, trusted: bool) -> Discovery:
-        importers, import_errors = select_importers(self.env.get(IMPORT_ENV), self.hooks.importers())
-        context = DiscoveryContext(
-            cwd=cwd,
-            home=self.home,
-            trusted=trusted,
-            env=self.env,
-            # An untrusted project is not even asked where its repository ends.
-            git_root=self._git_root(cwd) if trusted else None,
-            listing_cache=self._listings,
-            tree_cache=self._tree,
-            importers=importers,
-        )
-        # Project files stay inside the git root (cwd without one): links leading out are
-        # reported, never followed (fs.Containment); global rules are the user's own.
-        contain = _containment(cwd, context.git_root) if trusted else None
-        self._listings.containment = contain
-        files, source_errors = self.hooks.sources(context)
-        evict_oldest(self._tree, MAX_TREES)  # tree walks of other working directories
-        if not trusted:
-            files = [f for f in files if f.source != "project"]
-        files = _unique_in_order(sorted(files, key=lambda f: (f.order, f.path)))
-        self._files.retain({f.path for f in files})
-        rules: list[Rule] = []
-        errors = list(import_errors)
-        errors += sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
-        for rule_file in files:
-            result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
-            if result is None:
-                continue
-            errors.extend(result.errors)
-            if result.rule is not None:
-                rules.append(_ensure_compiled(result.rule))
-        return Discovery(self._ids_for(tuple(rules)), tuple(errors))
-
-    def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[Rule, ...]:
-        """Ids and indexes; reused while discovery yields the very same parsed rules."""
-        memo = self._ids_memo
-        if memo is not None and _same_objects(memo[0], parsed):
-            return memo[1]
-        assigned = _assign_ids(parsed)
-        self._ids_memo = (parsed, assigned)
-        return assigned
+        return self.discovery.discover(cwd, trusted)
 
     # -- evaluation ------------------------------------------------------------------
 
@@ -137,7 +68,7 @@ class Engine:
         try:
             return self._evaluate(facts, discovery)
         except Exception as exc:
-            return Evaluation(facts, (), (_internal_error(facts.cwd, exc),), (), (), "", 0, 0)
+            return Evaluation(facts, (), (internal_error(facts.cwd, exc),), (), (), "", 0, 0)
 
     def _evaluate(self, facts: Facts, discovery: Discovery | None) -> Evaluation:
         cwd = os.path.abspath(facts.cwd)
@@ -150,7 +81,7 @@ class Engine:
         excluded_or_stream = {**streams, **excluded}  # a scope exclusion's reason wins
         live = [r for r in discovery.rules if r.id not in facts.mutes and r.id not in excluded_or_stream]
         touched = normalize_touched(facts.touched, cwd)
-        git_root = self._git_root(cwd) if facts.trusted else None
+        git_root = self.discovery.git_root(cwd) if facts.trusted else None
         # An untrusted project's tree is not read at all, not even to scan for exists.
         existing = self._exists_pool(cwd, git_root, live, errors) if facts.trusted else {}
         # Evaluation is a pure function of these inputs: nothing changed, nothing to redo.
@@ -297,13 +228,6 @@ class Engine:
                 )
         return pool
 
-    def _git_root(self, cwd: str) -> str | None:
-        """Resolved once per working directory (RULE-SPEC §1)."""
-        if cwd not in self._git_roots:
-            evict_oldest(self._git_roots, MAX_CWDS - 1)  # a host that wanders stays bounded
-            self._git_roots[cwd] = find_git_root(cwd)
-        return self._git_roots[cwd]
-
     def _rule_tokens(self, rule: Rule) -> int:
         tokens = self._tokens.get(rule.body)
         if tokens is None:
@@ -319,7 +243,7 @@ class Engine:
         ``.pi/rules`` search); parsed rule files stay cached by mtime.
         """
         self._scans.invalidate()
-        self._tree.clear()
+        self.discovery.tree_changed()
 
     # -- read-only views -------------------------------------------------------------
 
@@ -328,7 +252,7 @@ class Engine:
         try:
             return self._explain(facts, path)
         except Exception as exc:
-            return Explanation(path, (), (_internal_error(facts.cwd, exc),))
+            return Explanation(path, (), (internal_error(facts.cwd, exc),))
 
     def _explain(self, facts: Facts, path: str) -> Explanation:
         cwd = os.path.abspath(facts.cwd)
@@ -359,11 +283,20 @@ class Engine:
         shown = touched[0] if touched else path
         return Explanation(shown, tuple(entries), discovery.errors)
 
-    def read_rule(self, rules: Sequence[Rule], name: str) -> str | None:
-        """The ``read_rule`` tool: a rule body by exact relative path or ``rule://<id>``,
-        or ``None`` (refused)."""
-        found = find_reference(rules, name)
-        return found.body if found is not None else None
+    def read_rule(self, facts: Facts, name: object, rules: Sequence[Rule] | None = None) -> Reading:
+        """The ``read_rule`` tool for every host: the rule ``name`` reaches (its exact
+        rules-relative path or ``rule://<id>``) among the rules the agent of ``facts`` may
+        see, or the refusal. ``rules`` defaults to a fresh discovery. Never raises."""
+        try:
+            if rules is None:
+                rules = self.discover(facts.cwd, facts.trusted).rules
+            reachable = self.reachable(rules, facts)
+            found = find_reference(reachable, name)
+            if found is not None:
+                return Reading(found, None)
+            return Reading(None, unknown_rule(reachable, name if isinstance(name, str) else ""))
+        except Exception as exc:
+            return Reading(None, f"Unknown rule: {internal_error(facts.cwd, exc).message}")
 
 
 # -- pure helpers --------------------------------------------------------------------
@@ -398,17 +331,6 @@ def describe_condition(rule: Rule, condition: str) -> str:
 
 
 
-def _containment(cwd: str, git_root: str | None) -> Containment:
-    if git_root is not None:
-        return Containment(git_root, "the git root")
-    return Containment(cwd, "the project directory")
-
-
-def _ensure_compiled(rule: Rule) -> Rule:
-    if rule.compiled is not None:
-        return rule
-    compiled, _ = compile_rule(rule.globs, rule.model, rule.branch)
-    return dataclasses.replace(rule, compiled=compiled)
 
 
 def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
@@ -427,37 +349,5 @@ def _same_inputs(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
     )
 
 
-def _assign_ids(rules: Sequence[Rule]) -> tuple[Rule, ...]:
-    taken: set[str] = set()
-    assigned = []
-    for index, rule in enumerate(rules):
-        stem = rule.file.stem
-        candidate, n = stem, 1
-        while candidate in taken:
-            n += 1
-            candidate = f"{stem}-{n}"
-        taken.add(candidate)
-        assigned.append(dataclasses.replace(rule, id=candidate, index=index))
-    return tuple(assigned)
 
 
-def _unique_in_order(files: Sequence[RuleFile]) -> list[RuleFile]:
-    seen: set[str] = set()
-    unique = []
-    for rule_file in files:
-        if rule_file.path not in seen:
-            seen.add(rule_file.path)
-            unique.append(rule_file)
-    return unique
-
-
-def _internal_error(cwd: str, exc: Exception) -> RuleError:
-    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-    at = f" at {where.filename}:{where.lineno}" if where else ""
-    return RuleError(
-        "source-unreadable",
-        cwd,
-        f"pi-rules internal error ({type(exc).__name__}: {exc}{at}); no rules were "
-        "evaluated — please report this",
-        "engine",
-    )

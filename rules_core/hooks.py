@@ -1,23 +1,27 @@
 """A typed facade over the plugin manager: one method per hook, faults contained.
 
-A plugin that raises must not take the engine (or its host) down. Calls go through
-pluggy normally (so tracing works); when one raises, the hook is re-run implementation
-by implementation so the faulty plugin can be named in an error and the others still
-contribute.
+The fault policy (docs/plugins.md): every implementation is called at most once per
+hook call. One that raises is recorded with its plugin's name; a list hook keeps every
+other implementation's result, a firstresult hook stops there (the fault is its
+answer, as with pluggy's own exceptions). What the fault then becomes is decided per
+hook below — an error entry, a failing verdict, a fallback — never an exception in the
+host.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pluggy
 
+from .manager import FAULT, FAULTS
 from .model import (
     DiscoveryContext,
     Facts,
     ImporterInfo,
     Intent,
     MatchContext,
+    OutputFormat,
     ParseResult,
     Rule,
     RuleError,
@@ -28,6 +32,8 @@ from .model import (
 from .select import utf16_token_estimate
 from .stream_model import StreamSpec, ToolOutput
 
+Faults = list[tuple[str, Exception]]
+
 
 class Hooks:
     def __init__(self, pm: pluggy.PluginManager) -> None:
@@ -36,22 +42,35 @@ class Hooks:
         self._importers: list[ImporterInfo] | None = None
         self._specs: dict[int, tuple[Rule, StreamSpec | None]] = {}
 
+    def call(self, name: str, **kwargs: Any) -> tuple[Any, Faults]:
+        """Call hook ``name`` once under the fault policy: its result (a list for list
+        hooks, ``None`` for a firstresult hook whose answer was a fault) and the ``(plugin
+        name, exception)`` of every implementation that raised."""
+        faults: Faults = []
+        token = FAULTS.set(faults)
+        try:
+            result = getattr(self.pm.hook, name)(**kwargs)
+        finally:
+            FAULTS.reset(token)
+        if result is FAULT:
+            return None, faults
+        if isinstance(result, list):
+            result = [item for item in result if item is not FAULT]
+        return result, faults
+
     def sources(self, context: DiscoveryContext) -> tuple[list[RuleFile], list[RuleError]]:
+        results, faults = self.call("pi_rules_sources", context=context)
         files: list[RuleFile] = []
-        errors: list[RuleError] = []
-        results = self._call_list(
-            "pi_rules_sources",
-            {"context": context},
-            lambda name, exc: [
-                RuleError(
-                    "source-unreadable",
-                    context.cwd,
-                    f"source plugin {name!r} failed ({_exc_text(exc)}); its rules are not "
-                    f"loaded — report it to its authors or block it with -p no:{name}",
-                    name,
-                )
-            ],
-        )
+        errors = [
+            RuleError(
+                "source-unreadable",
+                context.cwd,
+                f"source plugin {name!r} failed ({_exc_text(exc)}); its rules are not "
+                f"loaded — report it to its authors or block it with -p no:{name}",
+                name,
+            )
+            for name, exc in faults
+        ]
         for result in results:
             for item in result or ():
                 if isinstance(item, RuleFile):
@@ -62,7 +81,7 @@ class Hooks:
 
     def importers(self) -> list[ImporterInfo]:
         if self._importers is None:
-            results = self._call_list("pi_rules_importers", {}, lambda n, e: [])
+            results, _ = self.call("pi_rules_importers")
             infos: dict[str, ImporterInfo] = {}
             for result in results:
                 for info in result or ():
@@ -74,7 +93,7 @@ class Hooks:
         cached = self._schema_keys.get(schema)
         if cached is None:
             cached = {}
-            results = self._call_list("pi_rules_schema_keys", {"schema": schema}, lambda n, e: [])
+            results, _ = self.call("pi_rules_schema_keys", schema=schema)
             for result in results:
                 for key in result or ():
                     cached.setdefault(key.name, key)
@@ -82,39 +101,26 @@ class Hooks:
         return cached
 
     def parse(self, rule_file: RuleFile, text: str) -> ParseResult:
-        kwargs = {"rule_file": rule_file, "text": text, "extra_keys": self.schema_keys(rule_file.schema)}
-        try:
-            result = self.pm.hook.pi_rules_parse(**kwargs)
-        except Exception as exc:
-            return ParseResult(
-                None,
-                (
-                    RuleError(
-                        "read-failure",
-                        rule_file.path,
-                        f"the schema plugin for {rule_file.schema!r} files crashed on this file "
-                        f"({_exc_text(exc)}); report it to the plugin's authors",
-                        rule_file.plugin,
-                    ),
-                ),
+        result, faults = self.call(
+            "pi_rules_parse", rule_file=rule_file, text=text, extra_keys=self.schema_keys(rule_file.schema)
+        )
+        if isinstance(result, ParseResult):
+            return result
+        if faults:
+            name, exc = faults[0]
+            message = (
+                f"the schema plugin {name!r} for {rule_file.schema!r} files crashed on this file "
+                f"({_exc_text(exc)}); report it to the plugin's authors"
             )
-        if result is None:
-            return ParseResult(
-                None,
-                (
-                    RuleError(
-                        "read-failure",
-                        rule_file.path,
-                        f"no plugin parses {rule_file.schema!r} files (is its schema plugin "
-                        "blocked?); unblock it or remove the file",
-                        rule_file.plugin,
-                    ),
-                ),
+        else:
+            message = (
+                f"no plugin parses {rule_file.schema!r} files (is its schema plugin blocked?); "
+                "unblock it or remove the file"
             )
-        return result
+        return ParseResult(None, (RuleError("read-failure", rule_file.path, message, rule_file.plugin),))
 
     def intents(self, prompt: str, rules: Sequence[Rule]) -> tuple[Intent, ...]:
-        results = self._call_list("pi_rules_intent", {"prompt": prompt, "rules": rules}, lambda n, e: [])
+        results, _ = self.call("pi_rules_intent", prompt=prompt, rules=rules)
         seen: dict[Intent, None] = {}
         for result in results:
             for intent in result or ():
@@ -122,35 +128,28 @@ class Hooks:
         return tuple(sorted(seen, key=lambda i: (i.kind, i.glob)))
 
     def exclusion(self, rule: Rule, facts: Facts) -> str | None:
-        results = self._call_list(
-            "pi_rules_exclude",
-            {"rule": rule, "facts": facts},
-            lambda name, exc: [f"scope plugin {name!r} failed: {_exc_text(exc)}"],
-        )
+        results, faults = self.call("pi_rules_exclude", rule=rule, facts=facts)
         reasons = [r for r in results if isinstance(r, str) and r]
+        reasons += [f"scope plugin {name!r} failed: {_exc_text(exc)}" for name, exc in faults]
         return "; ".join(reasons) if reasons else None
 
     def match(self, rule: Rule, context: MatchContext) -> list[Verdict]:
-        results = self._call_list(
-            "pi_rules_match",
-            {"rule": rule, "context": context},
-            lambda name, exc: [
-                Verdict(f"plugin:{name}", False, (f"matcher {name!r} failed: {_exc_text(exc)}",), 99)
-            ],
-        )
+        results, faults = self.call("pi_rules_match", rule=rule, context=context)
         verdicts = [v for result in results for v in result or ()]
+        verdicts += [
+            Verdict(f"plugin:{name}", False, (f"matcher {name!r} failed: {_exc_text(exc)}",), 99)
+            for name, exc in faults
+        ]
         return sorted(verdicts, key=lambda v: (v.rank, v.condition))
 
     def stream_spec(self, rule: Rule) -> StreamSpec | None:
-        """The rule's stream form; computed once per rule object (specs are pure)."""
+        """The rule's stream form; computed once per rule object (specs are pure). A
+        faulty plugin leaves the rule a section rule: its values were validated when it
+        was parsed, so the evaluation goes on."""
         cached = self._specs.get(id(rule))
         if cached is not None and cached[0] is rule:
             return cached[1]
-        try:
-            spec = self.pm.hook.pi_rules_stream_spec(rule=rule)
-        except Exception:
-            spec = None  # the rule's values were validated when it was parsed; a crash here
-            # leaves it a section rule rather than taking the evaluation down
+        spec, _ = self.call("pi_rules_stream_spec", rule=rule)
         if not isinstance(spec, StreamSpec):
             spec = None
         if len(self._specs) > 4096:
@@ -161,58 +160,51 @@ class Hooks:
     def scan(
         self, root: str, queries: Sequence[tuple[str, ...]], git_root: str | None
     ) -> Mapping[tuple[str, ...], str | None]:
-        result = self.pm.hook.pi_rules_scan(root=root, queries=queries, git_root=git_root)
+        """Raises when the scanner failed, so the engine reports it and caches nothing."""
+        result, faults = self.call("pi_rules_scan", root=root, queries=queries, git_root=git_root)
+        if result is None and faults:
+            name, exc = faults[0]
+            raise RuntimeError(f"scanner plugin {name!r}: {_exc_text(exc)}") from exc
         return result or {}
 
     def estimate_tokens(self, text: str) -> int:
-        try:
-            result = self.pm.hook.pi_rules_estimate_tokens(text=text)
-        except Exception:
-            result = None
+        result, _ = self.call("pi_rules_estimate_tokens", text=text)
         if isinstance(result, int):
             return result
         return utf16_token_estimate(text)  # the tokens plugin is blocked or broken
 
     def render(self, kind: str, data: Any) -> str | None:
-        return self.pm.hook.pi_rules_render(kind=kind, data=data)
+        """The text, or ``None`` when no plugin renders ``kind``; a renderer's fault is
+        raised (callers turn it into an internal-error line or entry)."""
+        result, faults = self.call("pi_rules_render", kind=kind, data=data)
+        if result is None and faults:
+            raise faults[0][1]
+        return result
 
     def tool_output(self, host: str, tool: Any, args: Any) -> ToolOutput | None:
-        """The text a tool call would write, or ``None`` (no host plugin knows it)."""
-        try:
-            result = self.pm.hook.pi_rules_tool_output(host=host, tool=tool, args=args)
-        except Exception:
-            return None  # a host plugin that breaks on hostile args must not break the host
+        """The text a tool call would write, or ``None`` (no host plugin knows it, or
+        the one that does broke on hostile args)."""
+        result, _ = self.call("pi_rules_tool_output", host=host, tool=tool, args=args)
         return result if isinstance(result, ToolOutput) else None
 
     def capture_paths(self, host: str, tool: str, args: Any) -> list[str]:
         """Raw path strings the host plugins read from one tool call's untrusted args."""
-        results = self._call_list(
-            "pi_rules_capture_paths", {"host": host, "tool": tool, "args": args}, lambda n, e: []
-        )
+        results, _ = self.call("pi_rules_capture_paths", host=host, tool=tool, args=args)
         paths: list[str] = []
         for result in results:
             if isinstance(result, (list, tuple)):  # a faulty plugin may return anything
                 paths.extend(p for p in result if isinstance(p, str))
         return paths
 
-    def _call_list(
-        self,
-        name: str,
-        kwargs: dict[str, Any],
-        on_error: Callable[[str, BaseException], list[Any]],
-    ) -> list[Any]:
-        caller = getattr(self.pm.hook, name)
-        try:
-            return list(caller(**kwargs))
-        except Exception:
-            pass
-        results: list[Any] = []
-        for impl in reversed(caller.get_hookimpls()):
-            try:
-                results.append(impl.function(*(kwargs[arg] for arg in impl.argnames)))
-            except Exception as exc:
-                results.append(on_error(impl.plugin_name, exc))
-        return results
+    def output_formats(self, command: str) -> dict[str, OutputFormat]:
+        """The ``--format`` values plugins add to ``command``, by name."""
+        results, _ = self.call("pi_rules_output_formats")
+        found: dict[str, OutputFormat] = {}
+        for result in results:
+            for item in result or ():
+                if isinstance(item, OutputFormat) and item.command == command:
+                    found.setdefault(item.name, item)
+        return dict(sorted(found.items()))
 
 
 def _exc_text(exc: BaseException) -> str:

@@ -3,29 +3,33 @@
 Hook names carry the ``pi_rules_`` prefix; pluggy's ``check_pending()`` rejects a
 misspelled one. Built-in implementations of firstresult hooks are ``trylast`` so a
 third-party implementation always wins. No hook result depends on call order: the
-engine sorts what list hooks return by explicit keys.
+engine sorts what list hooks return by explicit keys. An implementation that raises is
+called once, treated as having returned nothing, and reported (docs/plugins.md, "Fault
+policy").
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pluggy
 
-from .model import (
-    DiscoveryContext,
-    Facts,
-    ImporterInfo,
-    Intent,
-    MatchContext,
-    ParseResult,
-    Rule,
-    RuleError,
-    RuleFile,
-    SchemaKey,
-    Verdict,
-)
-from .stream_model import StreamSpec, ToolOutput
+if TYPE_CHECKING:  # annotations only: a plugin importing ``hookimpl`` loads no engine
+    from .model import (
+        DiscoveryContext,
+        Facts,
+        ImporterInfo,
+        Intent,
+        MatchContext,
+        OutputFormat,
+        ParseResult,
+        Rule,
+        RuleError,
+        RuleFile,
+        SchemaKey,
+        Verdict,
+    )
+    from .stream_model import StreamSpec, ToolOutput
 
 PROJECT_NAME = "pi_rules"
 
@@ -143,7 +147,7 @@ def pi_rules_estimate_tokens(text: str) -> int | None:
 def pi_rules_render(kind: str, data: Any) -> str | None:
     """Render ``data`` as ``kind`` text.
 
-    Kinds: ``section``, ``entry``, ``index-line``, ``report``, ``explain``, ``show``,
+    Kinds: ``section``, ``entry``, ``index-line``, ``attachment``, ``report``, ``explain``, ``show``,
     ``check``, ``list``, ``stream-interrupt``, ``stream-reminder``, ``stream-deny``. firstresult: return ``None`` for kinds you do not render.
     """
 
@@ -169,4 +173,28 @@ def pi_rules_capture_paths(host: str, tool: str, args: Any) -> Sequence[str] | N
     tools you do not know. ``tool`` and ``args`` are untrusted (any JSON shape): ignore
     missing, non-mapping and non-string values, never raise. Return the raw path strings
     in argument order; the session normalises, deduplicates and keeps first occurrences.
+    """
+
+
+@hookspec
+def pi_rules_output_formats() -> Sequence[OutputFormat]:
+    """Extra ``--format`` values for a command (``check``: ``github``, ``sarif``, …).
+
+    List hook. ``text`` and ``json`` belong to the command itself. When two plugins
+    declare one name for a command, the one registered last wins (pluggy calls later
+    registrations first; entry points register after built-ins, sorted by name), so an
+    installed plugin can replace a built-in format.
+    """
+
+
+@hookspec
+def pi_rules_cli_commands(commands: Any) -> None:
+    """Add subcommands to the ``pi-rules`` command line (how hosts plug in).
+
+    List hook, called once per CLI run. ``commands`` offers
+    ``commands.command(name, help, run)`` for ``pi-rules NAME`` and
+    ``commands.hook(host, help, run)`` for ``pi-rules hook HOST``; each returns the
+    ``argparse`` parser to add arguments to. ``run(command)`` is called with an object
+    carrying ``engine``, ``args``, ``cwd`` and ``print_json(value)``, and returns the exit
+    code. Import heavy modules inside ``run``, so other commands start fast.
     """

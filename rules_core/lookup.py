@@ -8,6 +8,7 @@ from __future__ import annotations
 import posixpath
 import re
 import urllib.parse
+from dataclasses import dataclass
 from typing import Sequence
 
 from .model import Rule
@@ -44,6 +45,19 @@ def refused(name: object) -> bool:
 def _unsafe(text: str) -> bool:
     return ("\0" in text or text.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(text) is not None
             or ".." in re.split(r"[\\/]", text))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What ``read_rule`` answers: the rule, or the refusal text (``Unknown rule: …``)."""
+
+    rule: Rule | None
+    refusal: str | None
+
+    @property
+    def body(self) -> str | None:
+        """The rule's body, or ``None`` when refused."""
+        return self.rule.body if self.rule is not None else None
 
 
 def find_by_relative_path(rules: Sequence[Rule], name: object) -> Rule | None:

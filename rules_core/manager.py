@@ -6,11 +6,13 @@ fresh one from ``make_plugin_manager``, so tests never need monkeypatching.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import importlib_metadata
 import pluggy
@@ -21,8 +23,10 @@ ENTRY_POINT_GROUP = "pi_rules"
 DISABLE_ENV = "PI_RULES_DISABLE_PLUGINS"
 DEBUG_ENV = "PI_RULES_DEBUG"
 
-# name -> module path. Each built-in is a module registered under its own name, so it
-# can be blocked (`-p no:NAME`) or replaced by an entry point of the same name.
+# name -> module path: the plugins this distribution ships, named as data (as pytest's
+# ``default_plugins``) and imported only when a manager is made — ``import rules_core``
+# loads none of them. Each is registered under its own name, so it can be blocked
+# (`-p no:NAME`) or replaced by an entry point of the same name.
 BUILTIN_PLUGINS: Mapping[str, str] = {
     "native": "rules_plugins.native",
     "ancestors": "rules_plugins.ancestors",
@@ -46,8 +50,13 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "tokens": "rules_plugins.tokens",
     "markdown": "rules_plugins.markdown",
     "report": "rules_plugins.report",
-    "pi": "rules_plugins.pi_host",
-    "claude-code": "rules_plugins.claude_code_host",
+    "check-formats": "rules_plugins.check_formats",
+    # Hosts: the tool tables of the agents we know, and the commands hosts add.
+    "pi": "rules_hosts.pi.plugin",
+    "claude-code": "rules_hosts.claude_code.plugin",
+    "serve": "rules_hosts.plugins.serve",
+    "mcp": "rules_hosts.plugins.mcp",
+    "stream-cli": "rules_hosts.plugins.stream_cli",
 }
 
 
@@ -58,12 +67,55 @@ class PluginInfo:
     hooks: tuple[str, ...]
 
 
+# Where contained implementations report a fault: a list while the facade (hooks.Hooks)
+# is calling, ``None`` otherwise (then the exception propagates, as pluggy's own does).
+FAULTS: ContextVar[list[tuple[str, Exception]] | None] = ContextVar("pi_rules_faults", default=None)
+
+
+class _Fault:
+    """What a contained implementation returns when it raised: not ``None``, so a
+    firstresult call stops there as pluggy's own would on an exception."""
+
+    def __repr__(self) -> str:
+        return "FAULT"
+
+
+FAULT = _Fault()
+
+
 class RulesPluginManager(pluggy.PluginManager):
-    """A pluggy manager that remembers which distribution each plugin came from."""
+    """A pluggy manager that remembers which distribution each plugin came from and
+    contains faults: every implementation is wrapped at registration so that, under the
+    facade, one that raises is recorded and returns ``FAULT`` — the other implementations
+    of a list hook still run, a firstresult call stops there, and none is called twice."""
 
     def __init__(self) -> None:
         super().__init__(hookspecs.PROJECT_NAME)
         self.origins: dict[str, str] = {}
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        registered = super().register(plugin, name)
+        if registered is not None:
+            for caller in self.get_hookcallers(plugin) or []:
+                for impl in caller.get_hookimpls():
+                    if impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper):
+                        impl.function = _contained(impl.function, impl.plugin_name)
+        return registered
+
+
+def _contained(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def call(*args: Any) -> Any:
+        try:
+            return function(*args)
+        except Exception as exc:
+            sink = FAULTS.get()
+            if sink is None:
+                raise
+            sink.append((plugin_name, exc))
+            return FAULT
+
+    return call
 
 
 class PluginLoadError(Exception):

@@ -177,13 +177,31 @@ class ImporterInfo:
 
 
 @dataclass(frozen=True)
+class OutputFormat:
+    """A ``--format`` a plugin adds to a command (``pi_rules_output_formats``).
+
+    ``render`` takes the command's data (for ``check``: ``{"discovery", "cwd"}``) and
+    returns the complete output text; the command keeps its exit code.
+    """
+
+    name: str
+    command: str
+    summary: str
+    render: Callable[[Mapping[str, Any]], str] = field(compare=False)
+
+
+@dataclass(frozen=True)
 class DiscoveryContext:
     """What a source plugin may know: where to look and whether the project is trusted.
 
     ``git_root`` is the enclosing repository's top level (an ancestor-or-self of ``cwd``
     in the same spelling), or ``None`` outside a repository and for untrusted projects.
-    Nothing above it may be read. ``listing_cache`` remembers unlistable directories
-    (pass it to ``rules_core.fs.list_rule_files``). ``tree_cache`` is an engine-owned
+    Nothing above it may be read. Pass the whole context to
+    ``rules_core.listing.list_rule_files``: its ``listing_cache`` remembers unlistable
+    directories and its ``containment`` (a ``rules_core.containment.Containment``, ``None``
+    for untrusted projects) keeps project files inside the git root, or cwd without one.
+    A source that reads files itself must resolve project paths through ``containment``
+    first. ``tree_cache`` is an engine-owned
     dict where a source may keep an expensive enumeration of the project tree; the
     engine empties it whenever the tree may have changed (``Engine.invalidate_scans``).
     """
@@ -194,6 +212,7 @@ class DiscoveryContext:
     env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     git_root: str | None = None
     listing_cache: Any = field(default=None, compare=False)
+    containment: Any = field(default=None, compare=False)
     tree_cache: dict[Any, Any] | None = field(default=None, compare=False)
     # Names of the importers PI_RULES_IMPORT enables (see ImporterInfo).
     importers: frozenset[str] = frozenset()

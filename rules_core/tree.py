@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .fs import NEVER_SCANNED
+from .listing import NEVER_SCANNED
 from .model import DiscoveryContext
 
 MAX_DEPTH = 6

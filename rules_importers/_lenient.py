@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from rules_core.compiled import compile_rule
-from rules_core.fs import list_rule_files
+from rules_core.listing import list_rule_files
 from rules_core.model import (
     ORDER_GLOBAL, ORDER_IMPORTS, DiscoveryContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey,
 )
@@ -216,7 +216,7 @@ def list_import_root(
     listing cache. Callers check ``enabled``/``enabled_globally`` first."""
     return list_rule_files(
         root, accept=accept, plugin=name, schema=name, source=source,  # type: ignore[arg-type]
-        base=base if base is not None else context.cwd, cache=context.listing_cache,
+        base=base if base is not None else context.cwd, context=context,
         group=_group(source), rank=IMPORTER_RANKS.get(name, 90) + rank_offset, scope=scope,
     )
 

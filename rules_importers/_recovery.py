@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from rules_core.model import ParseResult, RuleError, RuleFile
-from rules_plugins._frontmatter import FrontmatterError, load_yaml, split_frontmatter
+from rules_plugins.frontmatter import FrontmatterError, load_yaml, split_frontmatter
 
 from ._lenient import kind_of, split_globs
 

@@ -41,7 +41,7 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
     return [_with_stem(item) if isinstance(item, RuleFile) else item for item in listed]
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def pi_rules_parse(
     rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
 ) -> ParseResult | None:

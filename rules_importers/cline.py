@@ -74,7 +74,7 @@ def _is_rule_name(name: str) -> bool:
     return not name.startswith(".") and name.lower().endswith(EXTENSIONS)
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def pi_rules_parse(
     rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
 ) -> ParseResult | None:

@@ -50,7 +50,7 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
     return found
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def pi_rules_parse(
     rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
 ) -> ParseResult | None:

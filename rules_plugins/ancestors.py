@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from rules_core import hookimpl
-from rules_core.fs import list_rule_files
+from rules_core.listing import list_rule_files
 from rules_core.model import ORDER_ANCESTORS, DiscoveryContext, RuleError, RuleFile
 from rules_core.paths import ancestors_between
 
@@ -31,7 +31,7 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
                 schema="v1",
                 source="project",
                 base=directory,
-                cache=context.listing_cache,
+                context=context,
                 group=ORDER_ANCESTORS,
                 rank=distance,
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from rules_core import hookimpl
-from rules_core.fs import list_rule_files
+from rules_core.listing import list_rule_files
 from rules_core.model import ORDER_GLOBAL, DiscoveryContext, RuleError, RuleFile
 
 from .native import is_markdown
@@ -27,6 +27,6 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
         schema="v1",
         source="global",
         base=context.cwd,
-        cache=context.listing_cache,
+        context=context,
         group=ORDER_GLOBAL,
     )

@@ -1,18 +1,18 @@
 """The ``markdown`` renderer: the system-prompt section and its pieces (RULE-SPEC §6).
 
 Kinds: ``section`` (data: ``{"active": [Outcome], "on_demand": [Outcome]}``), ``entry``
-(one ``Outcome``) and ``index-line`` (one ``Rule``). The attachment block reuses
-``entry`` and ``index-line`` so its bytes equal the section's.
+(one ``Outcome``), ``index-line`` (one ``Rule``) and ``attachment`` (data: ``{"parts":
+[str]}``, the mid-run attachment block: a heading, then ``entry`` and ``index-line``
+parts, so its bytes equal the section's). A host that appends the block to a tool's
+output puts its own separator before it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
-import re
-
 from rules_core import hookimpl
-from rules_core.attach import BLOCK_HEADING
 from rules_core.model import Outcome, Rule
 from rules_core.safe import safe_line
 
@@ -22,6 +22,7 @@ FRAMING = (
     "a rule marked MUST is mandatory, SHOULD is strongly recommended."
 )
 INDEX_HEADING = "## Reference rules available on demand"
+BLOCK_HEADING = "## Rules newly activated by this tool result"
 SEPARATOR = "\n\n---\n\n"
 LEVELS = {"enforce": "MUST", "recommend": "SHOULD"}
 # Lines of a body that would read as the section's own framing (docs/format.md, "What a
@@ -39,6 +40,8 @@ def pi_rules_render(kind: str, data: Any) -> str | None:
         return render_entry(data)
     if kind == "index-line":
         return render_index_line(data)
+    if kind == "attachment":
+        return render_attachment(data["parts"])
     return None
 
 
@@ -50,6 +53,12 @@ def render_section(active: Sequence[Outcome], on_demand: Sequence[Outcome]) -> s
         lines = "\n".join(render_index_line(o.rule) for o in on_demand)
         text += f"\n\n{INDEX_HEADING}\n\n{lines}"
     return text.rstrip("\n") + "\n"
+
+
+def render_attachment(parts: Sequence[str]) -> str:
+    """``## Rules newly activated…``, a blank line, the parts; one trailing newline."""
+    body = SEPARATOR.join(parts).rstrip("\n")
+    return f"{BLOCK_HEADING}\n\n{body}\n"
 
 
 def render_entry(outcome: Outcome) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from rules_core import hookimpl
-from rules_core.fs import list_rule_files
+from rules_core.listing import list_rule_files
 from rules_core.model import ORDER_CWD, DiscoveryContext, RuleError, RuleFile
 
 RULES_DIR = os.path.join(".pi", "rules")
@@ -26,6 +26,6 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
         schema="v1",
         source="project",
         base=context.cwd,
-        cache=context.listing_cache,
+        context=context,
         group=ORDER_CWD,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from rules_core import hookimpl
-from rules_core.fs import list_rule_files
+from rules_core.listing import list_rule_files
 from rules_core.model import ORDER_NESTED, DiscoveryContext, RuleError, RuleFile
 from rules_core.tree import MAX_DEPTH, folders_owning
 
@@ -36,7 +36,7 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
                 schema="v1",
                 source="project",
                 base=base,
-                cache=context.listing_cache,
+                context=context,
                 group=ORDER_NESTED,
                 rank=depth,
                 scope=relative_base,

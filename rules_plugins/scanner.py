@@ -14,7 +14,7 @@ import re
 from typing import Callable, Iterator, Sequence
 
 from rules_core import hookimpl
-from rules_core.fs import NEVER_SCANNED
+from rules_core.listing import NEVER_SCANNED
 from rules_core.globs import Glob, GlobError, compile_glob, last_segment, literal_prefix
 
 from ._gitignore import IgnoreStack

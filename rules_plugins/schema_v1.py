@@ -15,7 +15,7 @@ from rules_core import hookimpl
 from rules_core.compiled import compile_rule
 from rules_core.model import ParseResult, Rule, RuleError, RuleFile, SchemaKey
 
-from ._frontmatter import FrontmatterError, load_yaml, split_frontmatter
+from .frontmatter import FrontmatterError, load_yaml, split_frontmatter
 
 SCHEMA = "v1"
 MATCH_MODES = ("touched", "exists", "both")

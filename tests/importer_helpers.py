@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rules_core.cli import main
+from rules_hosts.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 

@@ -1,0 +1,153 @@
+"""Discovery: every source's rule files, parsed once per change, ids assigned.
+
+``Discoverer`` owns discovery's caches (parsed files by mtime, unlistable directories,
+the shared tree walk, git roots, the last id assignment); ``Engine.discover`` is its
+front. Project files are resolved inside ``Containment`` (the git root, or cwd without
+one), handed to sources as ``DiscoveryContext.containment``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import traceback
+from typing import Mapping, Sequence
+
+from .cache import FileCache, evict_oldest
+from .compiled import compile_rule
+from .containment import Containment
+from .git import find_git_root
+from .hooks import Hooks
+from .imports import IMPORT_ENV, select_importers
+from .listing import ListingCache
+from .model import Discovery, DiscoveryContext, Rule, RuleError, RuleFile
+
+MAX_CWDS = 256  # git roots remembered, one per working directory asked about
+MAX_TREES = 24  # cached tree walks and their per-marker owners: 8 working directories
+
+
+class Discoverer:
+    def __init__(self, hooks: Hooks, env: Mapping[str, str], home: str | None) -> None:
+        self.hooks = hooks
+        self.env = env
+        self.home = home
+        self._files = FileCache()
+        self._listings = ListingCache()
+        self._tree: dict[object, object] = {}
+        self._ids_memo: tuple[tuple[Rule, ...], tuple[Rule, ...]] | None = None
+        self._git_roots: dict[str, str | None] = {}
+
+    def discover(self, cwd: str, trusted: bool = True) -> Discovery:
+        """Every rule and error the sources and schemas yield, ids and indexes assigned."""
+        try:
+            return self._discover(os.path.abspath(cwd), trusted)
+        except Exception as exc:  # the host must never see a traceback
+            return Discovery((), (internal_error(cwd, exc),))
+
+    def _discover(self, cwd: str, trusted: bool) -> Discovery:
+        importers, import_errors = select_importers(self.env.get(IMPORT_ENV), self.hooks.importers())
+        context = DiscoveryContext(
+            cwd=cwd,
+            home=self.home,
+            trusted=trusted,
+            env=self.env,
+            # An untrusted project is not even asked where its repository ends.
+            git_root=self.git_root(cwd) if trusted else None,
+            listing_cache=self._listings,
+            tree_cache=self._tree,
+            importers=importers,
+        )
+        # Project files stay inside the git root (cwd without one): links leading out are
+        # reported, never followed; global rules are the user's own.
+        contain = _containment(cwd, context.git_root) if trusted else None
+        context = dataclasses.replace(context, containment=contain)
+        files, source_errors = self.hooks.sources(context)
+        evict_oldest(self._tree, MAX_TREES)  # tree walks of other working directories
+        if not trusted:
+            files = [f for f in files if f.source != "project"]
+        files = _unique_in_order(sorted(files, key=lambda f: (f.order, f.path)))
+        self._files.retain({f.path for f in files})
+        rules: list[Rule] = []
+        errors = list(import_errors)
+        errors += sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
+        for rule_file in files:
+            result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
+            if result is None:
+                continue
+            errors.extend(result.errors)
+            if result.rule is not None:
+                rules.append(_ensure_compiled(result.rule))
+        return Discovery(self._ids_for(tuple(rules)), tuple(errors))
+
+    def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[Rule, ...]:
+        """Ids and indexes; reused while discovery yields the very same parsed rules."""
+        memo = self._ids_memo
+        if memo is not None and _same_objects(memo[0], parsed):
+            return memo[1]
+        assigned = _assign_ids(parsed)
+        self._ids_memo = (parsed, assigned)
+        return assigned
+
+    def git_root(self, cwd: str) -> str | None:
+        """Resolved once per working directory (RULE-SPEC §1)."""
+        if cwd not in self._git_roots:
+            evict_oldest(self._git_roots, MAX_CWDS - 1)  # a host that wanders stays bounded
+            self._git_roots[cwd] = find_git_root(cwd)
+        return self._git_roots[cwd]
+
+    def tree_changed(self) -> None:
+        """Forget the sources' cached tree enumerations (parsed files stay, by mtime)."""
+        self._tree.clear()
+
+
+def _containment(cwd: str, git_root: str | None) -> Containment:
+    if git_root is not None:
+        return Containment(git_root, "the git root")
+    return Containment(cwd, "the project directory")
+
+
+def _ensure_compiled(rule: Rule) -> Rule:
+    if rule.compiled is not None:
+        return rule
+    compiled, _ = compile_rule(rule.globs, rule.model, rule.branch)
+    return dataclasses.replace(rule, compiled=compiled)
+
+
+def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _assign_ids(rules: Sequence[Rule]) -> tuple[Rule, ...]:
+    taken: set[str] = set()
+    assigned = []
+    for index, rule in enumerate(rules):
+        stem = rule.file.stem
+        candidate, n = stem, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{stem}-{n}"
+        taken.add(candidate)
+        assigned.append(dataclasses.replace(rule, id=candidate, index=index))
+    return tuple(assigned)
+
+
+def _unique_in_order(files: Sequence[RuleFile]) -> list[RuleFile]:
+    seen: set[str] = set()
+    unique = []
+    for rule_file in files:
+        if rule_file.path not in seen:
+            seen.add(rule_file.path)
+            unique.append(rule_file)
+    return unique
+
+
+def internal_error(cwd: str, exc: Exception) -> RuleError:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" at {where.filename}:{where.lineno}" if where else ""
+    return RuleError(
+        "source-unreadable",
+        cwd,
+        f"pi-rules internal error ({type(exc).__name__}: {exc}{at}); no rules were "
+        "evaluated — please report this",
+        "engine",
+    )

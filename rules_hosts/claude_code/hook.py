@@ -1,0 +1,362 @@
+"""``pi-rules hook claude-code``: the Session driven by Claude Code's command hooks.
+
+Claude Code starts one process per hook event and hands it one JSON payload on stdin.
+The session therefore lives in a state file, ``<state>/pi-rules/claude-code/<id>.jsonl``:
+each process folds it into a fresh ``Session``, handles its one event and appends what
+changed. Whatever happens, the process exits 0 — a hook that fails must never block the
+agent — and says what went wrong on stderr only. See docs/hosts.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping, TextIO
+
+from rules_core.engine import Engine
+from rules_core.imports import IMPORT_ENV, select_importers
+from rules_core.safe import safe_line
+
+from ..mcp_server import server_entry
+from ..session import TOUCHED_CUSTOM_TYPE, Session, touched_entry
+from ..session_file import append_line, open_for_append
+from .tools import HOST, MATCHER, SESSION_TOOLS
+
+MAX_PAYLOAD = 16 * 1024 * 1024  # Read results can be large; beyond this it is hostile
+MAX_STATE = 64 * 1024 * 1024  # a state file this big was not written by us: start afresh
+SECTION_TYPE = "pi-rules/section"  # the section text last injected ("" once it is gone)
+DELIVERED_TYPE = "pi-rules/delivered"  # ids handed to the model, in delivery order
+CLEAR_TYPE = "pi-rules/clear"  # /clear: everything before belongs to another conversation
+COMPACT_TYPE = "pi-rules/compact"  # compaction: the transcript carrying the rules is gone
+NATIVE_IMPORTER = "claude"  # Claude Code reads .claude/rules itself
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+SETTINGS_FILE = ".claude/settings.json"
+MCP_FILE = ".mcp.json"
+_INSTALL_NOTES = {
+    SETTINGS_FILE: (
+        "# .claude/settings.json: the hooks (path rules, rules attached to tool results).\n"
+        "# Merge into .claude/settings.json (shared), .claude/settings.local.json (yours) or ~/.claude/settings.json (all projects)."
+    ),
+    MCP_FILE: (
+        "# .mcp.json: the MCP server (read_rule, explain_path, list_rules); needs pip install 'pi-rules[mcp]'.\n"
+        "# Merge into .mcp.json at the project root; Claude Code asks once to approve the server."
+    ),
+}
+
+class HookError(Exception):
+    """A payload we refuse: reported on stderr, never raised to Claude Code."""
+
+
+@dataclass
+class _State:
+    """What the state file says: entries since the last /clear, section, delivered ids."""
+
+    entries: list[Any] = field(default_factory=list)
+    section: str = ""
+    delivered: list[str] = field(default_factory=list)
+
+
+def config(command: str = "pi-rules hook claude-code") -> dict[str, Any]:
+    """The ``hooks`` object of ``.claude/settings.json`` that installs the adapter."""
+    hook = [{"type": "command", "command": command, "timeout": 30}]
+    return {"hooks": {
+        "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": hook}],
+        "UserPromptSubmit": [{"hooks": hook}],
+        "PreToolUse": [{"matcher": MATCHER, "hooks": hook}],
+        "PostToolUse": [{"matcher": MATCHER + "|Bash", "hooks": hook}],
+    }}
+
+
+def install_files() -> dict[str, dict[str, Any]]:
+    """The one install: each file Claude Code reads, and what to merge into it. Claude Code
+    takes MCP servers from ``.mcp.json``, never from settings.json, hence two files."""
+    return {SETTINGS_FILE: config(), MCP_FILE: {"mcpServers": {"pi-rules": server_entry()}}}
+
+
+def print_config(stdout: TextIO, as_json: bool) -> None:
+    """``--print-config``: each snippet under ``#`` lines naming its file; ``--json``: one
+    object keyed by file, for scripts."""
+    files = install_files()
+    if as_json:
+        stdout.write(json.dumps(files, indent=2) + "\n")
+        return
+    blocks = [f"{_INSTALL_NOTES[name]}\n{json.dumps(value, indent=2)}\n" for name, value in files.items()]
+    stdout.write("\n".join(blocks))
+
+
+def run_cli(engine: Engine, args: Any, cwd: str) -> int:
+    """The CLI entry: ``--print-config``, else one hook payload from stdin."""
+    if getattr(args, "print_config", False):
+        print_config(sys.stdout, as_json=getattr(args, "json", False))
+        return 0
+    trusted = not getattr(args, "untrusted", False)
+    return main(sys.stdin, sys.stdout, sys.stderr, engine=engine, cwd=cwd, trusted=trusted)
+
+
+def main(
+    stdin: TextIO, stdout: TextIO, stderr: TextIO, *, engine: Engine | None = None,
+    cwd: str = ".", trusted: bool = True, env: Mapping[str, str] | None = None,
+) -> int:
+    """Handle one payload. Always 0: a broken hook must never block the agent."""
+    try:
+        env = dict(os.environ if env is None else env)
+        output = _handle(stdin, stderr, engine, cwd, trusted, env)
+        if output is not None:
+            stdout.write(json.dumps(output) + "\n")
+    except HookError as exc:
+        _warn(stderr, str(exc))
+    except Exception as exc:  # a bug of ours: say so, still never block the agent
+        _warn(stderr, f"internal error: {type(exc).__name__}: {exc}")
+    return 0
+
+
+def _warn(stderr: TextIO, message: str) -> None:
+    try:
+        stderr.write(f"pi-rules hook claude-code: {safe_line(message)}\n")
+    except Exception:
+        pass  # even a closed stderr must not turn into a failed hook
+
+
+def _handle(
+    stdin: TextIO, stderr: TextIO, engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str]
+) -> dict[str, Any] | None:
+    payload = _read_payload(stdin)
+    event = payload.get("hook_event_name")
+    if event not in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"):
+        raise HookError(f"unsupported hook_event_name {_show(event)}; nothing to do")
+    path = _state_path(payload.get("session_id"), env)
+    cwd = _session_cwd(payload.get("cwd"), cwd)
+    state = _load(path)
+    session = _session(engine, cwd, trusted, env, state)
+    journal = _Journal(path)
+    output = None
+    if event == "SessionStart":
+        output = _session_start(session, state, journal, payload.get("source"))
+    elif event == "UserPromptSubmit":
+        prompt = payload.get("prompt")
+        output = _prompt(session, state, journal, prompt if isinstance(prompt, str) else "")
+    else:
+        tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+        _capture(session, journal, tool, tool_input)
+        if event == "PreToolUse":
+            output = _gate(session, tool, tool_input)
+        if event == "PostToolUse":  # captured again: a missed PreToolUse must not lose a path
+            output = _tool_result(session, state, journal, tool, payload.get("tool_response"))
+    if session.last_fault is not None:  # swallowed by the session; worth a bug report
+        _warn(stderr, f"session fault: {session.last_fault}")
+    return output
+
+
+# -- events ---------------------------------------------------------------------------
+
+
+def _session_start(session: Session, state: _State, journal: _Journal, source: Any) -> dict[str, Any] | None:
+    if source == "clear":
+        # Claude Code keeps no transcript across /clear: a new conversation.
+        journal.append({"type": CLEAR_TYPE})
+        session.session_switch([])
+        state.delivered.clear()
+    elif source == "compact":
+        journal.append({"type": COMPACT_TYPE})
+        session.compact()
+        state.delivered.clear()
+    # Every start injects the section afresh: Claude Code adds SessionStart context to
+    # the new (or compacted, or resumed) transcript, so what we injected before is moot.
+    session.restore("", state.delivered)
+    turn = session.before_agent_start("", None, ())
+    return _deliver(session, state, journal, "SessionStart", turn.section if turn.action == "patch" else None)
+
+
+def _prompt(session: Session, state: _State, journal: _Journal, prompt: str) -> dict[str, Any] | None:
+    turn = session.before_agent_start(prompt, None, ())  # hooks know no model or tools
+    if turn.action == "remove":  # text already in the transcript cannot be taken back
+        journal.append({"type": SECTION_TYPE, "text": ""})
+        return None
+    return _deliver(session, state, journal, "UserPromptSubmit", turn.section if turn.action == "patch" else None)
+
+
+def _capture(session: Session, journal: _Journal, tool: Any, tool_input: Any) -> None:
+    capture = session.tool_start(tool, tool_input)
+    if capture.entry is not None:
+        # Absolute paths: Claude's cwd may differ between hooks; the rebuild re-relativises.
+        journal.append(touched_entry([os.path.join(session.cwd, p) for p in capture.paths]))
+
+
+def _gate(session: Session, tool: Any, tool_input: Any) -> dict[str, Any] | None:
+    """Refuse a Write/Edit/MultiEdit/NotebookEdit whose content an interrupting, tool-scoped
+    stream rule forbids, before the file changes (CONTRACT §5). Every call is checked:
+    ``repeat`` does not apply, since a refused write never happened."""
+    written = session.engine.hooks.tool_output(HOST, tool, tool_input)
+    if written is None:
+        return None
+    result = session.stream.check("tool", written.text, tool=written.tool, path=written.path)
+    denying = tuple(f for f in result.fired if f.interrupt)
+    if not denying:
+        return None
+    reason = session.engine.hooks.render("stream-deny", {"firings": denying})
+    if not isinstance(reason, str) or not reason:
+        return None  # the stream plugin is blocked: nothing to enforce with
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def _tool_result(session: Session, state: _State, journal: _Journal, tool: Any, response: Any) -> dict[str, Any] | None:
+    name = SESSION_TOOLS.get(tool, "") if isinstance(tool, str) else ""
+    errored = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
+    # The session attaches to content parts; the parts themselves are never printed.
+    effect = session.tool_result(name, [{"type": "text", "text": ""}], errored)
+    if not effect.attached or effect.block is None:
+        return None
+    journal.append({"type": DELIVERED_TYPE, "ids": list(effect.attached)})
+    return _output("PostToolUse", effect.block)
+
+
+def _deliver(
+    session: Session, state: _State, journal: _Journal, event: str, section: str | None
+) -> dict[str, Any] | None:
+    new = [i for i in session.delivered if i not in state.delivered]
+    if new:
+        journal.append({"type": DELIVERED_TYPE, "ids": new})
+    if section is None:
+        return None
+    journal.append({"type": SECTION_TYPE, "text": section})
+    return _output(event, section)
+
+
+def _output(event: str, text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+# -- session --------------------------------------------------------------------------
+
+
+def _session(engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State) -> Session:
+    base = engine if engine is not None else Engine(env=env)
+    hook_env = _import_env(base, env)
+    engine = Engine(base.pm, env=hook_env)  # same plugins, the hook's importer choice
+    session = Session(engine, cwd, trusted=trusted, host=HOST, env=hook_env)
+    session.session_start("startup", state.entries)  # rebuild the touched set
+    session.restore(state.section, state.delivered)
+    return session
+
+
+def _import_env(engine: Engine, env: dict[str, str]) -> dict[str, str]:
+    """Claude Code loads ``.claude/rules`` natively: block the claude importer unless the
+    user chose the importers explicitly with ``PI_RULES_IMPORT``."""
+    if env.get(IMPORT_ENV, "").strip():
+        return env
+    enabled, _ = select_importers(None, engine.hooks.importers())
+    wanted = sorted(enabled - {NATIVE_IMPORTER})
+    return {**env, IMPORT_ENV: ",".join(wanted) or "none"}
+
+
+# -- payload and state ----------------------------------------------------------------
+
+
+def _read_payload(stdin: TextIO) -> dict[str, Any]:
+    try:
+        text = stdin.read(MAX_PAYLOAD + 1)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HookError(f"cannot read the payload: {exc}") from None
+    if len(text) > MAX_PAYLOAD:
+        raise HookError(f"payload larger than {MAX_PAYLOAD} characters; ignored")
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise HookError(f"payload is not JSON ({exc}); ignored") from None
+    if not isinstance(payload, dict):
+        raise HookError("payload is not a JSON object; ignored")
+    return payload
+
+
+def _state_path(session_id: Any, env: Mapping[str, str]) -> str:
+    """The state file; a hostile id never names anything outside the state directory."""
+    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id) or ".." in session_id:
+        raise HookError(f"session_id {_show(session_id)} is not a safe file name; ignored")
+    base = env.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative value is invalid, use the default
+        home = env.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".local", "state")
+    return os.path.join(base, "pi-rules", HOST, session_id + ".jsonl")
+
+
+def _session_cwd(value: Any, fallback: str) -> str:
+    """The payload's ``cwd`` (Claude's working directory) when it is a real directory."""
+    if isinstance(value, str) and "\0" not in value and os.path.isabs(value) and os.path.isdir(value):
+        return value
+    return fallback
+
+
+def _load(path: str) -> _State:
+    try:
+        # Non-blocking: a FIFO in the state file's place must not hang the hook.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return _State()
+    except OSError as exc:
+        raise HookError(f"cannot read state file {path}: {exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_STATE + 1)
+    if len(data) > MAX_STATE:
+        raise HookError(f"state file {path} is larger than {MAX_STATE} bytes; remove it")
+    state = _State()
+    lines = data.split(b"\n")
+    for raw in lines[:-1]:  # the last piece is "" or a torn line: ignored either way
+        _fold(state, raw)
+    return state
+
+
+def _fold(state: _State, raw: bytes) -> None:
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return  # a damaged line costs only itself
+    if not isinstance(record, dict):
+        return
+    kind = record.get("type")
+    if kind == CLEAR_TYPE:
+        state.entries, state.section, state.delivered = [], "", []
+    elif kind == COMPACT_TYPE:
+        state.section, state.delivered = "", []
+    elif kind == SECTION_TYPE and isinstance(record.get("text"), str):
+        state.section = record["text"]
+    elif kind == DELIVERED_TYPE and isinstance(record.get("ids"), list):
+        state.delivered.extend(i for i in record["ids"] if isinstance(i, str) and i not in state.delivered)
+    elif record.get("customType") == TOUCHED_CUSTOM_TYPE:
+        state.entries.append(record)
+
+
+class _Journal:
+    """Appends records with ``session_file.append_line``: under an exclusive flock, one
+    O_APPEND write per line, a torn last line (a hook that died mid-write) ended first —
+    so concurrent hooks (parallel tool calls) never glue or interleave lines and a crash
+    tears at most the last. Not fsync-ed: a power loss may lose the newest records, which
+    at worst re-delivers a rule."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            fd = open_for_append(self.path, follow=False)
+            try:
+                append_line(fd, line.encode("utf-8"), sync=False)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise HookError(f"cannot write state file {self.path}: {exc}") from None
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,61 @@
+"""One ``Facts`` builder for every host: untrusted host input in, clean facts out.
+
+The CLI's options, ``serve`` requests, MCP arguments, Claude Code payloads and stream
+commands all describe the same facts in their own words; they all come through here so
+that a value means the same whichever host sent it (a blank model is absent, a
+non-string tool is dropped, the budget comes from ``PI_RULES_MAX_TOKENS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from rules_core.git import current_branch
+from rules_core.lookup import normalize_touched
+from rules_core.model import Facts
+from rules_core.select import parse_max_tokens
+
+MAX_TOKENS_ENV = "PI_RULES_MAX_TOKENS"
+LIVE = object()  # the branch default: ask git in cwd, now
+
+
+def host_facts(
+    cwd: str,
+    *,
+    env: Mapping[str, str],
+    trusted: bool = True,
+    touched: Any = (),
+    prompt: Any = "",
+    model: Any = None,
+    branch: Any = LIVE,
+    tools: Any = (),
+    mutes: Any = (),
+    agent: Any = "main",
+) -> Facts:
+    """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
+    is ``LIVE`` (read git now), a name, or ``None``/blank for absent."""
+    if branch is LIVE:
+        branch = current_branch(cwd)
+    return Facts(
+        cwd=cwd,
+        trusted=trusted,
+        touched=normalize_touched(strings(touched), cwd),
+        prompt=prompt if isinstance(prompt, str) else "",
+        model=model if isinstance(model, str) and model else None,
+        branch=branch if isinstance(branch, str) and branch else None,
+        tools=strings(tools),
+        mutes=frozenset(strings(mutes)),
+        agent=agent if isinstance(agent, str) and agent else "main",
+        max_tokens=max_tokens(env),
+    )
+
+
+def max_tokens(env: Mapping[str, str]) -> int:
+    return parse_max_tokens(env.get(MAX_TOKENS_ENV))
+
+
+def strings(values: Any) -> tuple[str, ...]:
+    """The string items of an untrusted list, first occurrences (anything else names nothing)."""
+    if not isinstance(values, (list, tuple)):
+        return ()
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str)))

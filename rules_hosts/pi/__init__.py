@@ -1,0 +1,1 @@
+"""Pi, one home: its tool table and plugin (``plugin``)."""

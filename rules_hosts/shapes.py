@@ -1,0 +1,77 @@
+"""The JSON shapes of CONTRACT §3, in one place for the CLI, ``serve`` and MCP."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from rules_core.model import Evaluation, Explanation, Outcome, Rule, RuleError
+
+# The read_rule tool's one parameter (RULE-SPEC §6), as Pi and MCP declare it.
+READ_RULE_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "The rule's rules-relative path, exactly as the index lists it."}
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+def rule_json(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "relativePath": rule.relative_path,
+        "path": rule.file.path,
+        "source": rule.source,
+        "plugin": rule.file.plugin,
+        "description": rule.description,
+        "load": rule.load,
+        "priority": rule.priority,
+        "enforcement": rule.enforcement,
+    }
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    return rule_json(outcome.rule) | {
+        "status": outcome.status,
+        "reasons": list(outcome.reasons),
+        "cause": outcome.cause,
+        "tokens": outcome.tokens,
+    }
+
+
+def errors_json(errors: Sequence[RuleError]) -> list[dict[str, str]]:
+    return [{"kind": e.kind, "path": e.path, "message": e.message} for e in errors]
+
+
+def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "rules": [outcome_json(o) for o in evaluation.outcomes],
+        "errors": errors_json(evaluation.errors),
+        "budget": {"used": evaluation.budget_used, "limit": evaluation.facts.max_tokens},
+        "section": evaluation.section,
+        "sectionTokens": evaluation.section_tokens,
+    }
+
+
+def explanation_json(explanation: Explanation) -> dict[str, Any]:
+    return {
+        "path": explanation.path,
+        "rules": [
+            {"id": e.rule.id, "verdict": e.verdict, "reasons": list(e.reasons), "caveats": list(e.caveats)}
+            for e in explanation.entries
+        ],
+        "errors": errors_json(explanation.errors),
+    }
+
+
+def conditions_json(rule: Rule) -> dict[str, Any]:
+    return {
+        "globs": list(rule.globs),
+        "match": rule.match,
+        "tools": list(rule.tools),
+        "model": rule.model,
+        "branch": rule.branch,
+        "keywords": list(rule.keywords),
+        "alwaysApply": rule.always_apply,
+    }

@@ -1,0 +1,130 @@
+"""The ``check-formats`` plugin: ``pi-rules check --format github`` and ``--format sarif``.
+
+``github`` prints one GitHub Actions workflow command per error, which the runner turns
+into an annotation; ``sarif`` prints a SARIF 2.1.0 log for code scanning. Messages and
+paths come from untrusted rule files: the github escaping keeps every error one command
+line (nothing in a message can start another), and the SARIF log is JSON.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+from urllib.parse import quote
+
+from rules_core import hookimpl
+from rules_core.model import Discovery, OutputFormat
+from rules_core.safe import safe_json, safe_line
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+# The rule table's short descriptions (docs/format.md, "Errors"); a plugin's own kind
+# gets a generic one.
+KIND_SUMMARIES: Mapping[str, str] = {
+    "yaml-syntax": "The frontmatter is not valid YAML.",
+    "missing-frontmatter": "The file does not start with '---' frontmatter.",
+    "unknown-key": "The frontmatter has a key the schema does not know.",
+    "invalid-version": "'version' is absent or not the integer 1.",
+    "missing-description": "'description' is absent or blank.",
+    "invalid-value": "A key has a value of the wrong type, or a pattern that cannot compile.",
+    "match-without-globs": "'match' is given without non-empty 'globs'.",
+    "no-activation-condition": "The rule has no condition that can activate it.",
+    "read-failure": "The rule file cannot be read.",
+    "source-unreadable": "A rules directory cannot be listed, or a source plugin failed.",
+}
+
+
+@hookimpl
+def pi_rules_output_formats() -> Sequence[OutputFormat]:
+    return (
+        OutputFormat("github", "check", "GitHub Actions annotations, one per error", render_github),
+        OutputFormat("sarif", "check", "a SARIF 2.1.0 log for code scanning", render_sarif),
+    )
+
+
+def render_github(data: Mapping[str, Any]) -> str:
+    discovery: Discovery = data["discovery"]
+    cwd: str = data["cwd"]
+    lines = []
+    for error in discovery.errors:
+        relative = _relative(error.path, cwd)
+        file = relative if relative is not None else os.path.abspath(error.path)
+        # Errors carry no line number; line=1 still anchors the annotation to the file.
+        properties = f"file={_property(file)},line=1,title={_property('pi-rules ' + error.kind)}"
+        lines.append(f"::error {properties}::{_data(error.message)}\n")
+    return "".join(lines)
+
+
+def _data(text: str) -> str:
+    """@actions/core's escapeData, then every control character the runner would keep
+    raw (an ESC sequence colours the log) escaped the way the text output does."""
+    return safe_line(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+
+
+def _property(text: str) -> str:
+    """@actions/core's escapeProperty: ``:`` and ``,`` would end the value early."""
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_sarif(data: Mapping[str, Any]) -> str:
+    discovery: Discovery = data["discovery"]
+    cwd = os.path.abspath(data["cwd"])
+    rules: dict[str, int] = {}
+    results = []
+    for error in discovery.errors:
+        index = rules.setdefault(error.kind, len(rules))
+        relative = _relative(error.path, cwd)
+        if relative is not None:
+            artifact = {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": "SRCROOT"}
+        else:
+            artifact = {"uri": _file_uri(error.path)}
+        results.append({
+            "ruleId": error.kind,
+            "ruleIndex": index,
+            "level": "error",
+            "message": {"text": error.message},
+            # Errors carry no line number; code scanning needs a region to place a result.
+            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}],
+        })
+    driver = {
+        "name": "pi-rules",
+        "version": _version(),
+        "rules": [
+            {"id": kind, "shortDescription": {"text": KIND_SUMMARIES.get(kind, f"A rule file error ({kind}).")}}
+            for kind in rules
+        ],
+    }
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": driver},
+            "originalUriBaseIds": {"SRCROOT": {"uri": _file_uri(cwd).rstrip("/") + "/"}},
+            "results": results,
+        }],
+    }
+    # safe_json is json.dumps(indent=2, ensure_ascii=False) plus \u escapes for what no
+    # UTF-8 stdout can carry (lone surrogates from non-UTF-8 names) or a terminal shows raw.
+    return safe_json(log) + "\n"
+
+
+def _relative(path: str, cwd: str) -> str | None:
+    """The cwd-relative ``/`` path of a file strictly inside ``cwd``, else ``None``."""
+    root = os.path.abspath(cwd).rstrip(os.sep) + os.sep
+    if path.startswith(root) and len(path) > len(root):
+        return path[len(root):].replace(os.sep, "/")
+    return None
+
+
+def _file_uri(path: str) -> str:
+    # as_uri percent-encodes the file system bytes, so a non-UTF-8 name round-trips.
+    return Path(os.path.abspath(path)).as_uri()
+
+
+def _version() -> str:
+    try:
+        return metadata.version("pi-rules")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0"
