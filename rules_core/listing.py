@@ -40,10 +40,10 @@ def list_rule_files(
     symlinked directories are not followed (no loops, no escape from the tree); symlinked
     files are read. Entries that are not regular files (FIFOs, sockets, devices, broken
     links) with an accepted name are reported as ``read-failure``, never opened. With a
-    ``context`` its ``listing_cache`` an unlistable directory is re-reported
-    from the cache instead of being listed again until its mtime changes, and a
-    ``project`` source is held inside its ``containment``: a rules directory
-    or a symlinked rule file that leads outside the git root is reported, not followed.
+    ``context``, its ``listing_cache`` re-reports an unlistable directory instead of
+    listing it again until its mtime changes, and its ``containment`` holds a ``project``
+    source inside the project: a rules directory or a symlinked rule file that leads
+    outside the git root is reported, not followed.
     """
     found: list[RuleFile | RuleError] = []
     cache = context.listing_cache if context is not None else None

@@ -1,5 +1,8 @@
 """The host-neutral session runtime (RULE-SPEC §5–§6): one object per agent session.
 
+(Slightly over 400 lines: it is one class whose methods are the host events, and
+splitting the events across modules would hide which state each one touches.)
+
 Each method mirrors a host event and returns a frozen result saying what the host must
 do: entries to persist, the section to patch or remove, the status text, a tool result's
 content with an attachment appended. Inputs are untrusted JSON-shaped values; no method
