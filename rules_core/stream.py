@@ -1,5 +1,9 @@
 """Stream rules at run time: watch the model's output as it streams, say what fires.
 
+(Slightly over 400 lines: the watcher's per-stream buffers, its windowed search and its
+fault switch-off share one invariant — linear work however the text is split — and read
+best together; the values already live in ``stream_model.py``.)
+
 A stream rule never enters the system-prompt section. A plugin (the built-in
 ``stream``) turns it into a ``StreamSpec`` through ``pi_rules_stream_spec``; the
 ``StreamWatcher`` here feeds every delta of prose, thinking and tool-call arguments to
