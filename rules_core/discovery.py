@@ -82,7 +82,7 @@ class Discoverer:
     def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[Rule, ...]:
         """Ids and indexes; reused while discovery yields the very same parsed rules."""
         memo = self._ids_memo
-        if memo is not None and _same_objects(memo[0], parsed):
+        if memo is not None and same_objects(memo[0], parsed):
             return memo[1]
         assigned = _assign_ids(parsed)
         self._ids_memo = (parsed, assigned)
@@ -113,7 +113,7 @@ def _ensure_compiled(rule: Rule) -> Rule:
     return dataclasses.replace(rule, compiled=compiled)
 
 
-def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
+def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 

@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import pluggy
 
 from .cache import ScanCache
-from .discovery import Discoverer, internal_error
+from .discovery import Discoverer, internal_error, same_objects
 from .hooks import Hooks
 from .lookup import Reading, find_reference, normalize_touched, unknown_rule
 from .manager import make_plugin_manager
@@ -333,16 +333,12 @@ def describe_condition(rule: Rule, condition: str) -> str:
 
 
 
-def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
-
-
 def _same_inputs(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
     old_facts, old_rules, old_errors, old_existing = old
     new_facts, new_rules, new_errors, new_existing = new
     return (
         old_facts == new_facts
-        and _same_objects(old_rules, new_rules)  # type: ignore[arg-type]
+        and same_objects(old_rules, new_rules)  # type: ignore[arg-type]
         and old_errors == new_errors
         and old_existing.keys() == new_existing.keys()  # type: ignore[attr-defined]
         and all(old_existing[k] is v for k, v in new_existing.items())  # type: ignore[index, attr-defined]

@@ -26,7 +26,7 @@ from rules_core.model import Evaluation, Facts, Rule
 from rules_core.safe import safe_line, safe_lines
 
 from . import attach
-from .facts import LIVE, host_facts, max_tokens, strings
+from .facts import LIVE, host_facts, max_tokens
 from .session_stream import SessionStream
 from .shapes import READ_RULE_PARAMETERS
 

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from rules_core.engine import Engine
 from rules_core.lookup import normalize_touched

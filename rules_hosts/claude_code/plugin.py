@@ -18,7 +18,7 @@ invalidation, attachment and the hooks' matcher.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from rules_core import hookimpl
 from rules_core.stream_model import ToolOutput
