@@ -45,7 +45,7 @@ class FileCache:
     """
 
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[tuple[int, int, int], RuleFile, ParseResult | None]] = {}
+        self._entries: dict[str, tuple[tuple[int, int, int], RuleFile, ParseResult | None, _Signatures]] = {}
 
     def load(self, rule_file: RuleFile, parse: Parser, contain: Containment | None = None) -> ParseResult | None:
         """The parse result, or ``None`` when the file vanished (skipped silently).
@@ -68,7 +68,7 @@ class FileCache:
             signature = file_signature(path)
         cached = self._entries.get(rule_file.path)
         if signature is not None and cached is not None:
-            if cached[0] == signature and cached[1] == rule_file:
+            if cached[0] == signature and cached[1] == rule_file and _unchanged(cached[3]):
                 return cached[2]
         text = read_rule_text(path, follow=contain is None)
         if text is None:
@@ -79,7 +79,8 @@ class FileCache:
         else:
             result = parse(rule_file, text)
         if signature is not None:
-            self._entries[rule_file.path] = (signature, rule_file, result)
+            depends = tuple((p, file_signature(p)) for p in (result.depends if result is not None else ()))
+            self._entries[rule_file.path] = (signature, rule_file, result, depends)
         return result
 
     def __len__(self) -> int:
@@ -89,6 +90,14 @@ class FileCache:
         """Forget files no source listed this cycle, so the cache cannot grow without bound."""
         for path in [p for p in self._entries if p not in paths]:
             del self._entries[path]
+
+
+_Signatures = tuple[tuple[str, "tuple[int, int, int] | None"], ...]
+
+
+def _unchanged(depends: _Signatures) -> bool:
+    """Whether every file a parse was built from (imports) is as it was then."""
+    return all(file_signature(path) == signature for path, signature in depends)
 
 
 class ScanCache:

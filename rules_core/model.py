@@ -55,6 +55,10 @@ class RuleFile:
     order: tuple[int, int, str, str]
     # The id stem when the file name's own stem is not it (``x.instructions.md`` → ``x``).
     id_stem: str = ""
+    # The folder files this one names (imports, ``#[[file:]]`` references) may be read
+    # from: the git root (cwd without one) for project files, $HOME for global ones. Empty:
+    # the file names no other file.
+    bound: str = ""
 
     @property
     def stem(self) -> str:
@@ -145,6 +149,9 @@ class ParseResult:
 
     rule: Rule | None
     errors: tuple[RuleError, ...] = ()
+    # Other files the result was built from (expanded imports): the parse is redone when
+    # any of them changes, as when the rule file itself does.
+    depends: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -238,6 +245,9 @@ class Facts:
     # Which agent asks: ``main`` for the top-level session, ``sub`` for an unnamed
     # sub-agent, else the sub-agent's name (rules may be scoped with ``agents:``).
     agent: str = "main"
+    # The host the rules are for (``pi``, ``claude-code``, a third party's name), or None.
+    # Files a host's agent reads itself are left out for it (``pi_rules_host_reads``).
+    host: str | None = None
 
 
 @dataclass(frozen=True)

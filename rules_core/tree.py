@@ -1,11 +1,14 @@
 """One bounded walk of the project tree below cwd, shared by every nested source.
 
-Nested ``.pi/rules`` (RULE-SPEC §1) and nested ``.cursor/rules`` both need "which folders
-below cwd own a ``<marker>/rules`` directory". Walking six levels of a monorepo is the
-most expensive part of discovery, so the walk happens once, records each folder's hidden
-subdirectories, and is kept in ``DiscoveryContext.tree_cache`` until the engine is told
-the tree changed (``Engine.invalidate_scans``). Whether a marker's ``rules`` directory
-still exists is checked on every call, so a deleted one disappears at once.
+Nested ``.pi/rules`` (RULE-SPEC §1), nested ``.cursor/rules`` and the folder-scoped memory
+files (``AGENTS.md``, ``CLAUDE.md``, ``GEMINI.md`` below cwd) all need "which folders below
+cwd own this marker". Walking six levels of a monorepo is the most expensive part of
+discovery, so the walk happens once, records each folder's hidden subdirectories and
+Markdown file names, and is kept in ``DiscoveryContext.tree_cache`` until the engine is
+told the tree changed (``Engine.invalidate_scans``). Inside a git repository the walk
+skips the directories ``.gitignore`` ignores (vendored copies, build output), as git
+does. Whether a marker still exists is checked on every call, so a deleted one
+disappears at once.
 """
 
 from __future__ import annotations
@@ -13,13 +16,24 @@ from __future__ import annotations
 import os
 import stat
 
+from .ignore import IgnoreStack
 from .listing import NEVER_SCANNED
 from .model import DiscoveryContext
 
 MAX_DEPTH = 6
+# Files a folder-scoped source can look for are Markdown: only those names are kept, so
+# a 100k-file monorepo costs a few thousand strings, not a hundred thousand.
+_KEPT_SUFFIX = ".md"
 
-# (depth, cwd-relative folder, names of its real hidden subdirectories)
-_Folder = tuple[int, str, frozenset[str]]
+
+class _Folder:
+    __slots__ = ("depth", "relative", "hidden", "files")
+
+    def __init__(self, depth: int, relative: str, hidden: frozenset[str], files: frozenset[str]) -> None:
+        self.depth = depth
+        self.relative = relative  # cwd-relative, "/"-separated
+        self.hidden = hidden  # names of its real hidden subdirectories
+        self.files = files  # names of its real (not symlinked) Markdown files
 
 
 def folders_owning(context: DiscoveryContext, marker: str) -> list[tuple[int, str]]:
@@ -28,60 +42,81 @@ def folders_owning(context: DiscoveryContext, marker: str) -> list[tuple[int, st
     lexicographic. Never through ``node_modules``, hidden or symlinked directories."""
     found = [
         (depth, relative)
-        for depth, relative in _candidates(context, marker)
+        for depth, relative in folders_with_hidden(context, marker)
         if _real_directory(os.path.join(context.cwd, relative, marker, "rules"))
     ]
     return sorted(found)
 
 
-def _candidates(context: DiscoveryContext, marker: str) -> list[tuple[int, str]]:
-    """Folders whose walk saw a ``marker`` subdirectory, kept with the walk: a warm
-    discovery then checks a handful of folders, not the thousands a monorepo has."""
+def folders_with_hidden(context: DiscoveryContext, marker: str) -> list[tuple[int, str]]:
+    """(depth, cwd-relative folder) of the folders whose walk saw a real hidden ``marker``
+    subdirectory, kept with the walk: a warm discovery then checks a handful of folders,
+    not the thousands a monorepo has."""
     cache = context.tree_cache
     key = ("owners", context.cwd, marker)
     if cache is not None and key in cache:
         return cache[key]
-    owners = [(depth, relative) for depth, relative, hidden in _folders(context) if marker in hidden]
+    owners = [(f.depth, f.relative) for f in _folders(context) if marker in f.hidden]
     if cache is not None:
         cache[key] = owners
     return owners
 
 
+def folders_holding(context: DiscoveryContext, name: str) -> list[tuple[int, str]]:
+    """(depth, cwd-relative folder) of every walked folder holding a real (not
+    symlinked) Markdown file ``name``, as of the walk; shallow first, then lexicographic."""
+    if not name.endswith(_KEPT_SUFFIX):
+        raise ValueError(f"the tree walk keeps only {_KEPT_SUFFIX} file names, not {name!r}")
+    return sorted((f.depth, f.relative) for f in _folders(context) if name in f.files)
+
+
 def _folders(context: DiscoveryContext) -> list[_Folder]:
     cache = context.tree_cache
-    key = ("tree", context.cwd)
+    key = ("tree", context.cwd, context.git_root)
     if cache is not None and key in cache:
         return cache[key]
-    folders = _walk(context.cwd)
+    ignores = IgnoreStack(context.cwd, context.git_root) if context.git_root is not None else None
+    folders: list[_Folder] = []
+    if ignores is None or not ignores.root_excluded:
+        _walk(context.cwd, "", 0, ignores, folders)
     if cache is not None:
         cache[key] = folders
     return folders
 
 
-def _walk(cwd: str) -> list[_Folder]:
-    """Breadth-first; each directory is listed exactly once."""
-    folders: list[_Folder] = []
-    level, _ = _list(cwd)
-    for depth in range(1, MAX_DEPTH + 1):
-        next_level: list[str] = []
-        for relative in level:
-            names, hidden = _list(os.path.join(cwd, relative))
-            folders.append((depth, relative, hidden))
-            if depth < MAX_DEPTH:
-                next_level.extend(f"{relative}/{name}" for name in names)
-        level = next_level
-    return folders
+def _walk(cwd: str, relative: str, depth: int, ignores: IgnoreStack | None, out: list[_Folder]) -> None:
+    """Depth-first (the ignore files in force form a stack); each directory listed once."""
+    directory = os.path.join(cwd, relative) if relative else cwd
+    names, hidden, files, has_ignore_file = _list(directory)
+    if depth:
+        out.append(_Folder(depth, relative, hidden, files))
+    if depth == MAX_DEPTH:
+        return
+    pushed = ignores is not None and has_ignore_file and ignores.push_dir(directory, relative)
+    for name in names:
+        child = f"{relative}/{name}" if relative else name
+        if ignores is not None and ignores.excluded(child, True):
+            continue
+        _walk(cwd, child, depth + 1, ignores, out)
+    if pushed:
+        ignores.pop()  # type: ignore[union-attr]
 
 
-def _list(directory: str) -> tuple[list[str], frozenset[str]]:
-    """Real visible subdirectories worth descending, and the real hidden ones' names."""
+def _list(directory: str) -> tuple[list[str], frozenset[str], frozenset[str], bool]:
+    """Real visible subdirectories worth descending, the real hidden ones' names, the
+    real Markdown files' names, and whether a ``.gitignore`` is there."""
     names: list[str] = []
     hidden: set[str] = set()
+    files: set[str] = set()
+    has_ignore_file = False
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
                 try:
                     if not entry.is_dir(follow_symlinks=False):
+                        if entry.name.endswith(_KEPT_SUFFIX) and entry.is_file(follow_symlinks=False):
+                            files.add(entry.name)
+                        has_ignore_file = has_ignore_file or entry.name == ".gitignore"
                         continue
                 except OSError:
                     continue
@@ -93,7 +128,7 @@ def _list(directory: str) -> tuple[list[str], frozenset[str]]:
                     names.append(entry.name)
     except OSError:
         pass  # unlistable below cwd: nothing nested can be found there
-    return sorted(names), frozenset(hidden)
+    return sorted(names), frozenset(hidden), frozenset(files), has_ignore_file
 
 
 def _real_directory(path: str) -> bool:

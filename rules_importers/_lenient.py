@@ -11,6 +11,7 @@ global rules); user-level files (``$HOME``) are global rules in ``ORDER_GLOBAL``
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import stat
@@ -26,7 +27,13 @@ from rules_core.paths import ancestors_between
 from rules_plugins.schema_v1 import validate_extra
 
 # Discovery order among importers (RULE-SPEC §1: Copilot before Claude; the peers after).
-IMPORTER_RANKS = {"copilot": 10, "claude": 20, "cursor": 30, "windsurf": 40, "cline": 50, "agents": 60}
+# The memory files (AGENTS.md, CLAUDE.md, GEMINI.md) come after every rules folder: they
+# are the general text a rule folder refines. Third-party importers rank 90.
+IMPORTER_RANKS = {
+    "copilot": 10, "claude": 20, "cursor": 30, "windsurf": 40, "cline": 50, "agents": 60,
+    "kiro": 62, "continue": 64, "roo": 66, "amazonq": 68, "junie": 70, "augment": 72, "zed": 74, "trae": 76,
+    "agents-md": 80, "claude-md": 82, "gemini-md": 84,
+}
 BROKEN_LINK = "broken symbolic link; point it at an existing file or delete it"
 NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be plain files"
 
@@ -118,6 +125,25 @@ def first_heading(body: str, *, closing: bool = False) -> str:
             if text:
                 return text
     return ""
+
+
+def did_you_mean(value: object, allowed: Any) -> str:
+    """`` — did you mean 'always_on'?`` when ``value`` is close to one of ``allowed``
+    (case-insensitive: ``filematch`` → ``fileMatch``), else ``""``."""
+    if not isinstance(value, str):
+        return ""
+    by_lower = {str(a).lower(): str(a) for a in allowed}
+    text = value.strip().lower()
+    if text in by_lower:
+        return f" — did you mean {by_lower[text]!r}?"
+    close = difflib.get_close_matches(text, list(by_lower), n=1, cutoff=0.6)
+    return f" — did you mean {by_lower[close[0]]!r}?" if close else ""
+
+
+def unknown_choice(key: str, value: object, allowed: Any) -> str:
+    """The problem for an enumerated key with a value it does not know."""
+    choices = ", ".join(str(a) for a in allowed)
+    return f"unknown {key} {value!r}{did_you_mean(value, allowed)}; use one of {choices}"
 
 
 _KINDS = {bool: "boolean", int: "number", float: "number", str: "string", list: "list", dict: "mapping"}

@@ -3,7 +3,7 @@
 One sorted depth-first ``os.scandir`` walk answers every query: the first file found for
 a query is its answer, the walk stops once all are answered, and directories that no
 unanswered query can reach are never listed. Inside a git repository, git's ignore
-rules apply (``_gitignore``); ``.git`` and ``node_modules`` are never entered and
+rules apply (``rules_core.ignore``); ``.git`` and ``node_modules`` are never entered and
 symlinked directories never followed.
 """
 
@@ -17,7 +17,7 @@ from rules_core import hookimpl
 from rules_core.listing import NEVER_SCANNED
 from rules_core.globs import Glob, GlobError, compile_glob, last_segment, literal_prefix
 
-from ._gitignore import IgnoreStack
+from rules_core.ignore import IgnoreStack
 
 __all__ = ["pi_rules_scan", "present_files"]
 

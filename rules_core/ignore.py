@@ -1,4 +1,4 @@
-"""Git's ignore rules for the exists scanner (docs/scanning.md).
+"""Git's ignore rules, for the exists scanner (docs/scanning.md) and the tree walk.
 
 ``pathspec`` translates each gitignore pattern into a regex; this module adds only what a
 walking scanner needs on top: reading the files the way git does, and asking "does this

@@ -1,0 +1,132 @@
+"""Where memory files are and what they are called: ``AGENTS.md``, ``CLAUDE.md``,
+``GEMINI.md`` and their kin (docs/importers.md, "Memory files").
+
+A memory file in the working directory or an ancestor up to the git root applies always;
+one in a folder below the working directory applies to that folder (its rule matches
+touched paths under it and nothing else). Files are listed general → specific: the git
+root's first, cwd's last, then the nested ones shallow first, so the most specific text
+comes last in the section. The nested search is the shared bounded tree walk
+(``rules_core.tree``): gitignore-aware, never through symlinks or hidden folders.
+
+Ids name the folder (``acme/AGENTS``, ``acme/packages/api/AGENTS``, ``~/.claude/CLAUDE``)
+and the reference path is relative to the git root (``packages/api/AGENTS.md``), so
+neither needs a ``-2`` suffix in an ordinary monorepo.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from rules_core.model import DiscoveryContext, ParseResult, RuleError, RuleFile
+from rules_core.paths import ancestors_between
+from rules_core.tree import folders_holding, folders_with_hidden
+
+from ._lenient import IMPORTER_RANKS, _group, finish, first_heading, imported_rule, path_kind
+
+# The order-key scope of a nested (folder-scoped) file starts with this; walked-up ones with "0".
+_NESTED = "1"
+
+
+def memory_sources(
+    context: DiscoveryContext, name: str, groups: Sequence[Sequence[str]], *, nested: bool = True,
+) -> list[RuleFile | RuleError]:
+    """The project memory files of importer ``name``. Each group lists folder-relative
+    names of which the first present one is read (``AGENTS.override.md`` before
+    ``AGENTS.md`` before ``AGENT.md``); every group of a folder is read, in order."""
+    bound = context.containment.bound if context.containment is not None else context.cwd
+    ancestors = [] if context.git_root is None else ancestors_between(context.cwd, context.git_root)
+    found: list[RuleFile | RuleError] = []
+    walked = [*reversed(ancestors), context.cwd]  # general → specific
+    for index, folder in enumerate(walked):
+        if folder == context.home and folder != context.cwd:
+            continue  # $HOME's files are the user's, read (if at all) as global rules
+        found += _folder_files(context, name, folder, groups, scope=f"0{index:04d}", bound=bound)
+    if nested:
+        for depth, relative in _nested_folders(context, groups):
+            folder = os.path.join(context.cwd, relative)
+            found += _folder_files(context, name, folder, groups, scope=f"{_NESTED}{depth:02d}{relative}", bound=bound)
+    return found
+
+
+def global_memory(context: DiscoveryContext, name: str, home_relative: str) -> list[RuleFile | RuleError]:
+    """A user-level memory file (``~/.claude/CLAUDE.md``): a global always-apply rule."""
+    home = context.home or ""
+    path = os.path.join(home, home_relative)
+    kind = path_kind(path, name)
+    if kind is None or isinstance(kind, RuleError):
+        return [] if kind is None else [kind]
+    if kind != "file":
+        return [RuleError("read-failure", path, f"is not a plain file; {name} reads {home_relative} as one rule", name)]
+    stem = home_relative[: -len(".md")] if home_relative.endswith(".md") else home_relative
+    folder = os.path.dirname(path)
+    order = (_group("global"), IMPORTER_RANKS.get(name, 90), "0", os.path.basename(path))
+    return [RuleFile(path, folder, os.path.basename(path), context.cwd, name, name, "global", order,
+                     id_stem=f"~/{stem}", bound=home)]
+
+
+def is_folder_scoped(rule_file: RuleFile) -> bool:
+    """A project memory file below the working directory: it applies to its folder only."""
+    return rule_file.source == "project" and rule_file.order[2].startswith(_NESTED)
+
+
+def memory_rule(rule_file: RuleFile, body: str, *, depends: tuple[str, ...] = (),
+                errors: tuple[RuleError, ...] = ()) -> ParseResult:
+    """The rule of a memory file: always, or every touched path under its folder when
+    folder-scoped. Described by its first heading, else by where it is."""
+    description = first_heading(body, closing=True) or f"{rule_file.relative_path} ({rule_file.plugin})"
+    if is_folder_scoped(rule_file):
+        rule = imported_rule(rule_file, description=description, body=body, globs=("**",))
+    else:
+        rule = imported_rule(rule_file, description=description, body=body, always_apply=True)
+    result = finish(rule)
+    return ParseResult(result.rule, errors + result.errors, depends)
+
+
+def folder_label(context: DiscoveryContext, folder: str) -> str:
+    """How an id names a project folder: its path from the parent of the git root (or of
+    cwd without one): ``acme``, ``acme/packages/api``."""
+    top = context.git_root or context.cwd
+    parent = os.path.dirname(top.rstrip("/")) or "/"
+    label = os.path.relpath(folder, parent).replace(os.sep, "/")
+    return label if label != "." else os.path.basename(top.rstrip("/")) or "root"
+
+
+def _nested_folders(context: DiscoveryContext, groups: Sequence[Sequence[str]]) -> list[tuple[int, str]]:
+    found: set[tuple[int, str]] = set()
+    for group in groups:
+        for filename in group:
+            head, _, rest = filename.partition("/")
+            if rest:  # ``.claude/CLAUDE.md``: folders with that hidden folder, checked later
+                found.update(folders_with_hidden(context, head))
+            else:
+                found.update(folders_holding(context, filename))
+    return sorted(found)
+
+
+def _folder_files(
+    context: DiscoveryContext, name: str, folder: str, groups: Sequence[Sequence[str]], *, scope: str, bound: str,
+) -> list[RuleFile | RuleError]:
+    top = context.git_root or context.cwd
+    label = folder_label(context, folder)
+    found: list[RuleFile | RuleError] = []
+    for index, group in enumerate(groups):
+        for filename in group:
+            path = os.path.join(folder, filename)
+            kind = path_kind(path, name)
+            if kind is None or kind == "dir":
+                continue
+            if isinstance(kind, RuleError):
+                found.append(kind)
+                break
+            if kind != "file":
+                found.append(RuleError("read-failure", path, "not a regular file (FIFO, socket or device); "
+                                       "memory files must be plain files", name))
+                break
+            relative = os.path.relpath(path, top).replace(os.sep, "/")
+            stem = filename[: -len(".md")] if filename.endswith(".md") else filename
+            order = (_group("project"), IMPORTER_RANKS.get(name, 90), f"{scope}/{index}", relative)
+            found.append(RuleFile(path, top, relative, folder, name, name, "project", order,
+                                  id_stem=f"{label}/{stem}", bound=bound))
+            break
+    return found
