@@ -16,7 +16,7 @@ import pluggy
 from .cache import ScanCache
 from .discovery import Discoverer, internal_error, same_objects
 from .hooks import Hooks
-from .lookup import Reading, find_reference, normalize_touched, unknown_rule
+from .lookup import RULE_URL, Reading, find_reference, normalize_touched, sharing_path, unknown_rule
 from .manager import make_plugin_manager
 from .model import (
     Discovery,
@@ -293,7 +293,8 @@ class Engine:
             reachable = self.reachable(rules, facts)
             found = find_reference(reachable, name)
             if found is not None:
-                return Reading(found, None)
+                by_path = not (isinstance(name, str) and name.startswith(RULE_URL))
+                return Reading(found, None, sharing_path(reachable, found) if by_path else ())
             return Reading(None, unknown_rule(reachable, name if isinstance(name, str) else ""))
         except Exception as exc:
             return Reading(None, f"Unknown rule: {internal_error(facts.cwd, exc).message}")

@@ -53,11 +53,23 @@ class Reading:
 
     rule: Rule | None
     refusal: str | None
+    # Other reachable rules with the same relative path, when the rule was found by it.
+    shared: tuple[Rule, ...] = ()
 
     @property
     def body(self) -> str | None:
         """The rule's body, or ``None`` when refused."""
         return self.rule.body if self.rule is not None else None
+
+    @property
+    def note(self) -> str:
+        """One line saying which other rules share the path asked for, and how to reach
+        them; empty when the path is unambiguous."""
+        if self.rule is None or not self.shared:
+            return ""
+        others = ", ".join(f"{RULE_URL}{safe_line(r.id)} ({safe_line(r.file.path)})" for r in self.shared)
+        return (f"Note: {safe_line(self.rule.relative_path)} also names {others}; "
+                f"this is {safe_line(self.rule.file.path)} — ask for rule://<id> to read another")
 
 
 def find_by_relative_path(rules: Sequence[Rule], name: object) -> Rule | None:
@@ -91,6 +103,11 @@ def unknown_rule(rules: Sequence[Rule], name: str) -> str:
     if name.startswith(RULE_URL):
         text += "\nAvailable: " + (", ".join(safe_line(r.id) for r in rules) or "none")
     return text
+
+
+def sharing_path(rules: Sequence[Rule], rule: Rule) -> tuple[Rule, ...]:
+    """The other rules with ``rule``'s relative path."""
+    return tuple(r for r in rules if r.relative_path == rule.relative_path and r is not rule)
 
 
 def find_by_id(rules: Sequence[Rule], rule_id: str) -> Rule | None:

@@ -52,6 +52,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "schema-v1": "rules_plugins.schema_v1",
     "globs": "rules_plugins.match_globs",
     "tools": "rules_plugins.match_tools",
+    "folder-scope": "rules_plugins.match_folder",
     "model": "rules_plugins.match_model",
     "branch": "rules_plugins.match_branch",
     "intent": "rules_plugins.intent",

@@ -104,6 +104,9 @@ class Rule:
     inactive_reason: str | None = None
     id: str = ""
     index: int = -1
+    # What the index and ``read_rule`` call this rule: its relative path, or ``rule://<id>``
+    # when an earlier rule has the same relative path (that path reaches the earlier one).
+    reference: str = ""
     # Compiled matchers, built once when the rule is parsed (see rules_core.globs).
     compiled: Any = field(default=None, compare=False, repr=False)
 

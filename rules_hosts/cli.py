@@ -235,9 +235,12 @@ def _cmd_read(command: Command) -> int:
     if reading.rule is None:
         return _unknown(command, reading.refusal or "")
     if command.args.json:
-        command.print_json({"name": command.args.name, "content": reading.rule.body})
+        shared = {"shared": [r.id for r in reading.shared]} if reading.shared else {}
+        command.print_json({"name": command.args.name, "content": reading.rule.body} | shared)
     else:
         sys.stdout.write(safe_block(reading.rule.body) + "\n")
+        if reading.note:
+            print(reading.note, file=sys.stderr)
     return 0
 
 

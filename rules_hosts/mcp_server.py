@@ -110,7 +110,8 @@ class RulesTools:
         reading = self.engine.read_rule(Facts(cwd=self.cwd, trusted=self.trusted), name)
         if reading.rule is None:
             return ToolAnswer(safe_lines(reading.refusal or ""), is_error=True)
-        return ToolAnswer(safe_block(reading.rule.body))
+        note = f"\n\n{reading.note}" if reading.note else ""
+        return ToolAnswer(safe_block(reading.rule.body) + note)
 
     def explain_path(self, arguments: dict[str, Any]) -> ToolAnswer:
         """``pi-rules explain PATH`` with the CLI's default facts (live branch, no model)."""

@@ -373,7 +373,10 @@ class Session:
         name = args.get("path") if isinstance(args, dict) else args
         name = name if isinstance(name, str) else ""
         reading = self.engine.read_rule(self._facts(""), name, self._rules())
-        return reading.rule.body if reading.rule is not None else safe_lines(reading.refusal or "")
+        if reading.rule is None:
+            return safe_lines(reading.refusal or "")
+        # The model asked by a path several rules share: it must learn how to reach the others.
+        return reading.rule.body + (f"\n\n{reading.note}" if reading.note else "")
 
     def _rules(self) -> tuple[Rule, ...]:
         """The enriched rules of the last real cycle; before any cycle, a fresh discovery."""

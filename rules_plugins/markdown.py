@@ -77,7 +77,8 @@ def render_entry(outcome: Outcome) -> str:
 
 def render_index_line(rule: Rule) -> str:
     description = safe_line(" ".join(rule.description.split()))
-    return f"- {safe_line(rule.relative_path)} — {description} (fetch with the read_rule tool)"
+    reference = rule.reference or rule.relative_path  # a rule made outside discovery has none
+    return f"- {safe_line(reference)} — {description} (fetch with the read_rule tool)"
 
 
 def guard_body(body: str) -> str:
