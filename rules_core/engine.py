@@ -16,6 +16,7 @@ import pluggy
 from .cache import ScanCache
 from .discovery import Discoverer, internal_error, same_objects
 from .hooks import Hooks
+from .imports import IMPORT_ENV
 from .lookup import RULE_URL, Reading, find_reference, normalize_touched, sharing_path, unknown_rule
 from .manager import make_plugin_manager
 from .model import (
@@ -155,18 +156,26 @@ class Engine:
         )
 
     def _exclusions(self, rules: Sequence[Rule], facts: Facts) -> dict[str, str]:
-        """Rules a scope plugin leaves out of this evaluation (``pi_rules_exclude``)."""
+        """Rules left out of this evaluation, with the reason."""
         found = {}
         for rule in rules:
             if rule.id not in facts.mutes:
-                reason = self.hooks.exclusion(rule, facts)
+                reason = self._left_out(rule, facts)
                 if reason is not None:
                     found[rule.id] = reason
         return found
 
+    def _left_out(self, rule: Rule, facts: Facts) -> str | None:
+        """Why ``rule`` is not for ``facts``: a scope plugin excludes it (``pi_rules_exclude``),
+        or the host's agent reads its file itself — unless ``PI_RULES_IMPORT`` chose."""
+        reason = self.hooks.exclusion(rule, facts)
+        if reason is None and facts.host is not None and not (self.env.get(IMPORT_ENV) or "").strip():
+            reason = self.hooks.host_reads(rule, facts)
+        return reason
+
     def reachable(self, rules: Sequence[Rule], facts: Facts) -> list[Rule]:
-        """The rules ``read_rule`` may return for ``facts`` (none a scope plugin excludes)."""
-        return [r for r in rules if self.hooks.exclusion(r, facts) is None]
+        """The rules ``read_rule`` may return for ``facts`` (none left out for them)."""
+        return [r for r in rules if self._left_out(r, facts) is None]
 
     def stream_specs(self, facts: Facts, discovery: Discovery | None = None) -> tuple[StreamSpec, ...]:
         """The stream rules armed for ``facts``: not muted, not scoped out, and every
@@ -180,7 +189,7 @@ class Engine:
             armed = []
             for rule in discovery.rules:
                 spec = self.hooks.stream_spec(rule)
-                if spec is None or rule.id in facts.mutes or self.hooks.exclusion(rule, facts) is not None:
+                if spec is None or rule.id in facts.mutes or self._left_out(rule, facts) is not None:
                     continue
                 skip = {*spec.owns, PATH_CONDITION}
                 verdicts = [v for v in self.hooks.match(rule, context) if v.condition not in skip]
@@ -267,7 +276,7 @@ class Engine:
                 entries.append(PathExplanation(rule, "muted", (MUTED_REASON,)))
             elif rule.inactive_reason is not None:
                 entries.append(PathExplanation(rule, "no-match", (rule.inactive_reason,)))
-            elif (scoped_out := self.hooks.exclusion(rule, facts)) is not None:
+            elif (scoped_out := self._left_out(rule, facts)) is not None:
                 entries.append(PathExplanation(rule, "no-match", (scoped_out,)))
             elif (spec := self.hooks.stream_spec(rule)) is not None:
                 entries.append(PathExplanation(rule, "no-match", (spec.summary,)))

@@ -18,6 +18,7 @@ from .manager import FAULT, FAULTS
 from .model import (
     DiscoveryContext,
     Facts,
+    HostInfo,
     ImporterInfo,
     Intent,
     MatchContext,
@@ -40,6 +41,7 @@ class Hooks:
         self.pm = pm
         self._schema_keys: dict[str, dict[str, SchemaKey]] = {}
         self._importers: list[ImporterInfo] | None = None
+        self._hosts: dict[str, HostInfo] | None = None
         self._specs: dict[int, tuple[Rule, StreamSpec | None]] = {}
 
     def call(self, name: str, **kwargs: Any) -> tuple[Any, Faults]:
@@ -126,6 +128,29 @@ class Hooks:
             for intent in result or ():
                 seen.setdefault(intent, None)
         return tuple(sorted(seen, key=lambda i: (i.kind, i.glob)))
+
+    def hosts(self) -> dict[str, HostInfo]:
+        """Every declared host by name, the first declaration of a name winning."""
+        if self._hosts is None:
+            results, _ = self.call("pi_rules_hosts")
+            hosts: dict[str, HostInfo] = {}
+            for result in results:
+                for info in result or ():
+                    hosts.setdefault(info.name, info)
+            self._hosts = dict(sorted(hosts.items()))
+        return self._hosts
+
+    def host_reads(self, rule: Rule, facts: Facts) -> str | None:
+        """Why ``facts.host``'s agent reads ``rule`` itself, or None (also for an unknown
+        host, and when the host's check fails: a rule sent twice beats a rule lost)."""
+        info = self.hosts().get(facts.host) if facts.host else None
+        if info is None:
+            return None
+        try:
+            reason = info.reads(rule, facts)
+        except Exception:
+            return None
+        return reason if isinstance(reason, str) and reason else None
 
     def exclusion(self, rule: Rule, facts: Facts) -> str | None:
         results, faults = self.call("pi_rules_exclude", rule=rule, facts=facts)

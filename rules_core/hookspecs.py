@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: a plugin importing ``hookimpl`` loads no 
     from .model import (
         DiscoveryContext,
         Facts,
+        HostInfo,
         ImporterInfo,
         Intent,
         MatchContext,
@@ -56,6 +57,18 @@ def pi_rules_importers() -> Sequence[ImporterInfo]:
     off, absent/empty/``all`` turns on the defaults, a comma list turns on exactly those
     (a name nobody declares is reported as an error). The selection reaches sources as
     ``DiscoveryContext.importers``.
+    """
+
+
+@hookspec
+def pi_rules_hosts() -> Sequence[HostInfo]:
+    """Declare the hosts this plugin knows (``pi``, ``claude-code``) and which rule files
+    each host's agent reads natively.
+
+    List hook; the first declaration of a name wins. ``Facts.host`` (``--host NAME``, the
+    Claude Code hook, a ``serve`` client) picks one: rules it ``reads`` itself are left out
+    of that host's evaluation — reported inactive with the reason — so nothing reaches
+    the model twice. ``PI_RULES_IMPORT`` set to anything turns this off (the user chose).
     """
 
 

@@ -187,6 +187,21 @@ class ImporterInfo:
 
 
 @dataclass(frozen=True)
+class HostInfo:
+    """A host pi-rules can evaluate for (``--host NAME``), declared by ``pi_rules_hosts``.
+
+    ``reads(rule, facts)`` says why the host's agent already reads ``rule``'s file itself
+    (Claude Code's ``CLAUDE.md``, Pi's ``AGENTS.md``), or returns None. Such a rule is left
+    out for that host — reported inactive with that reason — unless ``PI_RULES_IMPORT``
+    chooses the importers explicitly.
+    """
+
+    name: str
+    summary: str
+    reads: Callable[[Rule, Facts], str | None] = field(compare=False)
+
+
+@dataclass(frozen=True)
 class OutputFormat:
     """A ``--format`` a plugin adds to a command (``pi_rules_output_formats``).
 

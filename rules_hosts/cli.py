@@ -52,7 +52,7 @@ class Command:
         return host_facts(
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
-            agent=args.agent,
+            agent=args.agent, host=args.host,
         )
 
 
@@ -155,9 +155,11 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
     read = registry.command("read", "what the read_rule tool returns for REL", _cmd_read)
     read.add_argument("name", metavar="REL")
     _add_agent(read)
-    _add_facts(registry.command("render", "the system-prompt section", _cmd_render))
-    _add_facts(registry.command("report", "the /rules report", _cmd_report))
-    _add_facts(explain)
+    hosts = tuple(engine.hooks.hosts())
+    _add_host(read, hosts)
+    _add_facts(registry.command("render", "the system-prompt section", _cmd_render), hosts)
+    _add_facts(registry.command("report", "the /rules report", _cmd_report), hosts)
+    _add_facts(explain, hosts)
     registry.command("plugins", "registered plugins and the hooks they implement", _cmd_plugins)
     hook = commands.add_parser("hook", help="run as an agent's hook command (reads one payload on stdin)")
     hosts = hook.add_subparsers(dest="host", required=True, metavar="HOST")
@@ -168,7 +170,14 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_facts(parser: argparse.ArgumentParser) -> None:
+def _add_host(parser: argparse.ArgumentParser, hosts: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--host", default=None, choices=hosts or None, metavar="NAME",
+        help=f"evaluate as this host would, leaving out the files its agent reads itself ({', '.join(hosts)})",
+    )
+
+
+def _add_facts(parser: argparse.ArgumentParser, hosts: tuple[str, ...] = ()) -> None:
     parser.add_argument("--touched", action="append", default=[], metavar="PATH")
     parser.add_argument("--prompt", default="", metavar="TEXT")
     parser.add_argument("--model", default=None, metavar="ID")
@@ -178,6 +187,7 @@ def _add_facts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tool", action="append", default=[], metavar="NAME")
     parser.add_argument("--mute", action="append", default=[], metavar="ID")
     _add_agent(parser)
+    _add_host(parser, hosts)
 
 
 def _add_agent(parser: argparse.ArgumentParser) -> None:
@@ -230,7 +240,8 @@ def _cmd_show(command: Command) -> int:
 
 
 def _cmd_read(command: Command) -> int:
-    facts = Facts(cwd=command.cwd, trusted=not command.args.untrusted, agent=command.args.agent)
+    facts = Facts(cwd=command.cwd, trusted=not command.args.untrusted, agent=command.args.agent,
+                  host=command.args.host)
     reading = command.engine.read_rule(facts, command.args.name)
     if reading.rule is None:
         return _unknown(command, reading.refusal or "")

@@ -31,6 +31,7 @@ def host_facts(
     tools: Any = (),
     mutes: Any = (),
     agent: Any = "main",
+    host: str | None = None,
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
     is ``LIVE`` (read git now), a name, or ``None``/blank for absent."""
@@ -47,6 +48,7 @@ def host_facts(
         mutes=frozenset(strings(mutes)),
         agent=agent if isinstance(agent, str) and agent else "main",
         max_tokens=max_tokens(env),
+        host=host,
     )
 
 

@@ -193,9 +193,10 @@ def serve_stream(server: Server, instream: IO[Any], outstream: IO[Any], max_line
 
 
 def run(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
-    """``pi-rules [--cwd DIR] [--untrusted] [-p no:NAME] serve [--session FILE]``."""
+    """``pi-rules [--cwd DIR] [--untrusted] [-p no:NAME] serve [--session FILE] [--host NAME]``."""
     store = SessionFile(args.session) if args.session else None
-    session = Session(engine, cwd, trusted=not args.untrusted, host="pi")
+    host = getattr(args, "host", "pi")
+    session = Session(engine, cwd, trusted=not args.untrusted, host=host)
     out = sys.stdout.buffer
     try:
         # Anything a plugin prints must not corrupt the protocol: stdout is ours alone.

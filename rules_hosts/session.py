@@ -300,7 +300,7 @@ class Session:
         # LIVE asks git once per turn (RULE-SPEC §5).
         facts = host_facts(
             self.cwd, env=self.engine.env, trusted=self.trusted, touched=self.touched, prompt=prompt,
-            model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent,
+            model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent, host=self.host,
         )
         facts = replace(facts, max_tokens=self.max_tokens)
         self._last = self.engine.evaluate(facts)
@@ -327,7 +327,7 @@ class Session:
             base = Facts(cwd=self.cwd, branch=current_branch(self.cwd) if fresh else None)
         return replace(
             base, cwd=self.cwd, trusted=self.trusted, touched=self.touched, prompt=prompt,
-            mutes=frozenset(self._mutes), max_tokens=self.max_tokens, agent=self.agent,
+            mutes=frozenset(self._mutes), max_tokens=self.max_tokens, agent=self.agent, host=self.host,
         )
 
     # -- /rules and read_rule --------------------------------------------------------

@@ -1,11 +1,31 @@
-"""The ``agents-md`` importer (being written: issue 13)."""
+"""The ``agents-md`` importer: ``AGENTS.md`` files (the open format of agents.md, as
+OpenAI Codex reads them), in place (docs/importers.md, "The agents-md importer").
+
+Project files only (trusted projects): in the git root, each folder down to cwd, and the
+folders below cwd, one file per folder — ``AGENTS.override.md`` (Codex's local override)
+before ``AGENTS.md`` before the legacy ``AGENT.md``. Placement, order, ids and the rule
+of a memory file are ``_memory``'s; this module only names the files and reads the text.
+
+No user-level file: ``~/.codex/AGENTS.md`` is Codex's own configuration, not part of
+the AGENTS.md format (see the doc).
+"""
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from rules_core import hookimpl
-from rules_core.model import DiscoveryContext, ImporterInfo, RuleError, RuleFile
+from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
+
+from ._lenient import enabled, finish, imported_rule
+from ._memory import memory_rule, memory_sources
 
 NAME = "agents-md"
+# One group: the first present name of a folder is its only file, as in Codex
+# (codex-rs/core/src/agents_md.rs, candidate_filenames); AGENT.md is what agents.md's
+# FAQ migrates from, still read where a folder has nothing newer.
+NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENT.md")
+EMPTY = "turned off: the file is empty, and Codex skips empty AGENTS.md files"
 
 
 @hookimpl
@@ -15,4 +35,19 @@ def pi_rules_importers() -> list[ImporterInfo]:
 
 @hookimpl
 def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
-    return []
+    if not enabled(context, NAME):
+        return []
+    return memory_sources(context, NAME, [NAMES])
+
+
+@hookimpl(trylast=True)
+def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult | None:
+    if rule_file.schema != NAME:
+        return None
+    # AGENTS.md has no frontmatter: the whole text is the body, verbatim — a leading
+    # `---` block (a docs site's `layout:`/`title:`) is kept as Codex keeps it.
+    if not text.strip():
+        # Listed, never active: a rule with nothing to say would only cost a section line.
+        description = f"{rule_file.relative_path} ({NAME})"
+        return finish(imported_rule(rule_file, description=description, body=text, inactive_reason=EMPTY))
+    return memory_rule(rule_file, text)

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, TextIO
 
 from rules_core.engine import Engine
-from rules_core.imports import IMPORT_ENV, select_importers
 from rules_core.safe import safe_line
 
 from ..mcp_server import server_entry
@@ -31,7 +30,6 @@ SECTION_TYPE = "pi-rules/section"  # the section text last injected ("" once it 
 DELIVERED_TYPE = "pi-rules/delivered"  # ids handed to the model, in delivery order
 CLEAR_TYPE = "pi-rules/clear"  # /clear: everything before belongs to another conversation
 COMPACT_TYPE = "pi-rules/compact"  # compaction: the transcript carrying the rules is gone
-NATIVE_IMPORTER = "claude"  # Claude Code reads .claude/rules itself
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 SETTINGS_FILE = ".claude/settings.json"
 MCP_FILE = ".mcp.json"
@@ -239,23 +237,12 @@ def _output(event: str, text: str) -> dict[str, Any]:
 
 
 def _session(engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State) -> Session:
-    base = engine if engine is not None else Engine(env=env)
-    hook_env = _import_env(base, env)
-    engine = Engine(base.pm, env=hook_env)  # same plugins, the hook's importer choice
-    session = Session(engine, cwd, trusted=trusted, host=HOST, env=hook_env)
+    engine = engine if engine is not None else Engine(env=env)
+    # The session's host leaves out what Claude Code reads itself (claude_code.native).
+    session = Session(engine, cwd, trusted=trusted, host=HOST, env=env)
     session.session_start("startup", state.entries)  # rebuild the touched set
     session.restore(state.section, state.delivered)
     return session
-
-
-def _import_env(engine: Engine, env: dict[str, str]) -> dict[str, str]:
-    """Claude Code loads ``.claude/rules`` natively: block the claude importer unless the
-    user chose the importers explicitly with ``PI_RULES_IMPORT``."""
-    if env.get(IMPORT_ENV, "").strip():
-        return env
-    enabled, _ = select_importers(None, engine.hooks.importers())
-    wanted = sorted(enabled - {NATIVE_IMPORTER})
-    return {**env, IMPORT_ENV: ",".join(wanted) or "none"}
 
 
 # -- payload and state ----------------------------------------------------------------

@@ -21,10 +21,18 @@ from __future__ import annotations
 from typing import Any
 
 from rules_core import hookimpl
+from rules_core.model import HostInfo
 from rules_core.stream_model import ToolOutput
 
 from ..host_tools import capture, tool_output
+from .native import claude_reads
 from .tools import HOST, TOOLS
+
+
+@hookimpl
+def pi_rules_hosts() -> list[HostInfo]:
+    return [HostInfo(HOST, "Claude Code (the hook adapter and the MCP server)", claude_reads)]
+
 
 @hookimpl
 def pi_rules_capture_paths(host: str, tool: str, args: Any) -> list[str]:

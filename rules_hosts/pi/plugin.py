@@ -19,9 +19,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from rules_core import hookimpl
+from rules_core.model import HostInfo
 from rules_core.stream_model import ToolOutput
 
 from ..host_tools import HostTool, capture, tool_output
+from .native import pi_reads
 
 HOST = "pi"
 
@@ -33,6 +35,11 @@ TOOLS: Mapping[str, HostTool] = {
     "find": HostTool(None, "path"),
     "bash": HostTool("bash", None),
 }
+
+
+@hookimpl
+def pi_rules_hosts() -> list[HostInfo]:
+    return [HostInfo(HOST, "Pi (the pi-rules extension over serve)", pi_reads)]
 
 
 @hookimpl

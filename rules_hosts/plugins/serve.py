@@ -11,6 +11,11 @@ from rules_core import hookimpl
 def pi_rules_cli_commands(commands: Any) -> None:
     serve = commands.command("serve", "drive a session over JSON lines on stdin/stdout", _run)
     serve.add_argument("--session", default=None, metavar="FILE", help="persist touched paths in this JSONL file")
+    serve.add_argument(
+        "--host", default="pi", metavar="NAME",
+        help="the host driving the session (default: pi): its tool table names the touched paths, and "
+             "the files its agent reads itself are left out",
+    )
 
 
 def _run(command: Any) -> int:
