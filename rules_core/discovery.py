@@ -21,7 +21,8 @@ from .hooks import Hooks
 from .imports import IMPORT_ENV, select_importers
 from .listing import ListingCache
 from .lookup import RULE_URL
-from .model import Discovery, DiscoveryContext, Rule, RuleError, RuleFile
+from .model import Discovery, DiscoveryContext, ImporterInfo, Rule, RuleError, RuleFile, RuleWarning
+from .paths import ancestors_between
 
 MAX_CWDS = 256  # git roots remembered, one per working directory asked about
 MAX_TREES = 24  # cached tree walks and their per-marker owners: 8 working directories
@@ -78,7 +79,8 @@ class Discoverer:
             errors.extend(result.errors)
             if result.rule is not None:
                 rules.append(_ensure_compiled(result.rule))
-        return Discovery(self._ids_for(tuple(rules)), tuple(errors))
+        warnings = cwd_only_warnings(context, self.hooks.importers()) if trusted else ()
+        return Discovery(self._ids_for(tuple(rules)), tuple(errors), warnings)
 
     def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[Rule, ...]:
         """Ids and indexes; reused while discovery yields the very same parsed rules."""
@@ -99,6 +101,37 @@ class Discoverer:
     def tree_changed(self) -> None:
         """Forget the sources' cached tree enumerations (parsed files stay, by mtime)."""
         self._tree.clear()
+
+
+def cwd_only_warnings(context: DiscoveryContext, importers: Sequence[ImporterInfo]) -> tuple[RuleWarning, ...]:
+    """A ``cwd-only`` warning for each enabled importer path that exists in an ancestor
+    up to the git root but not in cwd: the spec reads those from cwd only, so they are
+    not loaded — and not read here either, only looked at (one lstat each, remembered
+    with the tree walk until the tree changes)."""
+    if context.git_root is None or context.cwd == context.git_root:
+        return ()
+    cache = context.tree_cache
+    key = ("cwd-only", context.cwd, context.git_root, context.importers)
+    if cache is not None and key in cache:
+        return cache[key]
+    found: list[RuleWarning] = []
+    ancestors = ancestors_between(context.cwd, context.git_root)
+    for info in importers:
+        if info.name not in context.importers:
+            continue
+        for relative in info.cwd_only:
+            if os.path.lexists(os.path.join(context.cwd, relative)):
+                continue
+            holder = next((a for a in ancestors if os.path.lexists(os.path.join(a, relative))), None)
+            if holder is not None:
+                found.append(RuleWarning("cwd-only", os.path.join(holder, relative), (
+                    f"{info.name} reads {relative} only from the working directory, so these rules are not "
+                    f"loaded here; run from {holder} (pi-rules --cwd {holder} check) or start the agent there"
+                ), info.name))
+    warnings = tuple(found)
+    if cache is not None:
+        cache[key] = warnings
+    return warnings
 
 
 def _containment(cwd: str, git_root: str | None) -> Containment:

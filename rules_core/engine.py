@@ -153,6 +153,7 @@ class Engine:
             section=section,
             section_tokens=self.hooks.estimate_tokens(section) if section else 0,
             budget_used=selection.budget_used,
+            warnings=discovery.warnings,
         )
 
     def _exclusions(self, rules: Sequence[Rule], facts: Facts) -> dict[str, str]:

@@ -79,6 +79,17 @@ class RuleError:
 
 
 @dataclass(frozen=True)
+class RuleWarning:
+    """Something a user should know that loads no rule and breaks none (``check`` exits 0):
+    ``code`` is stable, lower-case, hyphenated (``cwd-only``)."""
+
+    code: str
+    path: str
+    message: str
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
 class Rule:
     """A parsed rule. ``id`` and ``index`` are assigned by the engine after discovery."""
 
@@ -184,6 +195,9 @@ class ImporterInfo:
     name: str
     default: bool = True
     summary: str = ""
+    # cwd-relative paths the importer reads only in the working directory (RULE-SPEC §1):
+    # found only in an ancestor, they earn a ``cwd-only`` warning instead of silence.
+    cwd_only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -322,6 +336,7 @@ class Outcome:
 class Discovery:
     rules: tuple[Rule, ...]
     errors: tuple[RuleError, ...]
+    warnings: tuple[RuleWarning, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -336,6 +351,7 @@ class Evaluation:
     section: str
     section_tokens: int
     budget_used: int
+    warnings: tuple[RuleWarning, ...] = ()
 
     @property
     def rules(self) -> tuple[Rule, ...]:

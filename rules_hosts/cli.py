@@ -23,7 +23,7 @@ from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
 
 from .facts import LIVE, host_facts
-from .shapes import conditions_json, errors_json, evaluation_json, explanation_json, rule_json
+from .shapes import conditions_json, errors_json, evaluation_json, explanation_json, rule_json, warnings_json
 
 CHECK_FORMATS = ("text", "json")  # the command's own; plugins add more
 
@@ -210,7 +210,7 @@ def _cmd_check(command: Command) -> int:
     discovery = command.engine.discover(command.cwd, not command.args.untrusted)
     name = command.args.format or ("json" if command.args.json else "text")
     if name == "json":
-        command.print_json({"errors": errors_json(discovery.errors)})
+        command.print_json({"errors": errors_json(discovery.errors), "warnings": warnings_json(discovery.warnings)})
     elif name == "text":
         sys.stdout.write(command.render("check", {"discovery": discovery}))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from rules_core.model import Evaluation, Explanation, Outcome, Rule, RuleError
+from rules_core.model import Evaluation, Explanation, Outcome, Rule, RuleError, RuleWarning
 
 # The read_rule tool's one parameter (RULE-SPEC §6), as Pi and MCP declare it.
 READ_RULE_PARAMETERS: Mapping[str, Any] = {
@@ -44,10 +44,16 @@ def errors_json(errors: Sequence[RuleError]) -> list[dict[str, str]]:
     return [{"kind": e.kind, "path": e.path, "message": e.message} for e in errors]
 
 
+def warnings_json(warnings: Sequence[RuleWarning]) -> list[dict[str, str]]:
+    """CONTRACT §6: ``{"code", "path", "message"}`` each."""
+    return [{"code": w.code, "path": w.path, "message": w.message} for w in warnings]
+
+
 def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:
     return {
         "rules": [outcome_json(o) for o in evaluation.outcomes],
         "errors": errors_json(evaluation.errors),
+        "warnings": warnings_json(evaluation.warnings),
         "budget": {"used": evaluation.budget_used, "limit": evaluation.facts.max_tokens},
         "section": evaluation.section,
         "sectionTokens": evaluation.section_tokens,

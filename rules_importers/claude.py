@@ -30,7 +30,7 @@ ROOT = os.path.join(".claude", "rules")
 
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary="Claude Code: .claude/rules/**/*.md (paths)")]
+    return [ImporterInfo(NAME, default=True, summary="Claude Code: .claude/rules/**/*.md (paths)", cwd_only=(ROOT,))]
 
 
 @hookimpl

@@ -11,7 +11,7 @@ import os
 from typing import Any, Callable
 
 from rules_core import hookimpl
-from rules_core.model import Discovery, Evaluation, Explanation, Outcome, Rule, RuleError
+from rules_core.model import Discovery, Evaluation, Explanation, Outcome, Rule, RuleError, RuleWarning
 from rules_core.safe import safe_block, safe_line
 
 STATUS_ORDER = ("active", "on-demand", "dropped", "inactive", "muted")
@@ -42,6 +42,7 @@ def render_report(evaluation: Evaluation, cwd: str) -> str:
         for outcome in outcomes[status]:
             lines.extend(_report_lines(outcome, cwd))
     lines.extend(_error_line(e, cwd) for e in evaluation.errors)
+    lines.extend(_warning_line(w, cwd) for w in evaluation.warnings)
     lines.append(f"budget: {evaluation.budget_used}/{evaluation.facts.max_tokens} estimated tokens")
     if evaluation.section:
         lines.append(f"section: ~{evaluation.section_tokens} tokens")
@@ -106,12 +107,19 @@ def _shown(value: object) -> str:
 
 
 def render_check(discovery: Discovery, cwd: str) -> str:
+    """One line per error (or the ``ok:`` line), then ``warning <code> <file>: <message>``
+    lines (CONTRACT §6)."""
     if not discovery.errors:
         count = len(discovery.rules)
-        return f"ok: {count} rule{'s' if count != 1 else ''}, no errors\n"
-    return "\n".join(
-        f"{e.kind} {safe_line(_display_path(e.path, cwd))}: {safe_line(e.message)}" for e in discovery.errors
-    ) + "\n"
+        lines = [f"ok: {count} rule{'s' if count != 1 else ''}, no errors"]
+    else:
+        lines = [f"{e.kind} {safe_line(_display_path(e.path, cwd))}: {safe_line(e.message)}" for e in discovery.errors]
+    lines.extend(_warning_line(w, cwd) for w in discovery.warnings)
+    return "\n".join(lines) + "\n"
+
+
+def _warning_line(warning: RuleWarning, cwd: str) -> str:
+    return f"warning {warning.code} {safe_line(_display_path(warning.path, cwd))}: {safe_line(warning.message)}"
 
 
 def render_list(discovery: Discovery, cwd: str) -> str:
