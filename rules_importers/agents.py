@@ -22,7 +22,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, enabled_globally, finish, glob_values, imported_rule, invalid, kind_of, list_flat,
-    path_kind, rule_file_at, extension, walk_up,
+    path_kind, rule_file_at, extension, unknown_choice, walk_up,
 )
 from ._recovery import read_document
 
@@ -175,7 +175,8 @@ def _activation(
             return True, (), "pinned"
         return (False, globs, "pinned") if globs else (False, (), "on-demand")
     if trigger not in TRIGGERS:
-        return invalid(rule_file, f"trigger is {data.get('trigger')!r}; use one of {', '.join(TRIGGERS)}")
+        # Worded as the windsurf importer words it, with the closest mode suggested.
+        return invalid(rule_file, unknown_choice("trigger", data.get("trigger"), TRIGGERS))
     if trigger == "always_on":
         return True, (), "pinned"
     if trigger == "glob":

@@ -1,9 +1,12 @@
-"""The ``copilot`` importer: GitHub Copilot's path-specific instructions (RULE-SPEC §1).
+"""The ``copilot`` importer: GitHub Copilot's repository-wide and path-specific
+instructions (RULE-SPEC §1).
 
-Reads ``<cwd>/.github/instructions/**/*.instructions.md`` in place. ``applyTo`` is one
-string of comma-separated globs (split only outside ``{…}``); the bare entry ``**`` —
-or no ``applyTo`` at all — means always-apply. ``description`` falls back to the file
-stem. Every other key is ignored, except the peers' stream-rule keys, which are kept.
+Reads, in place and in this order, ``<cwd>/.github/copilot-instructions.md`` (the
+repository-wide file: its whole text, always applied, read like a memory file) and
+``<cwd>/.github/instructions/**/*.instructions.md``. ``applyTo`` is one string of
+comma-separated globs (split only outside ``{…}``); the bare entry ``**`` — or no
+``applyTo`` at all — means always-apply. ``description`` falls back to the file stem.
+Every other key is ignored, except the peers' stream-rule keys, which are kept.
 
 Beyond the spec, and like oh-my-pi, the directories named in
 ``COPILOT_CUSTOM_INSTRUCTIONS_DIRS`` (Copilot CLI's own variable) contribute their
@@ -21,29 +24,37 @@ from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
 from ._lenient import (
-    describe, enabled, finish, imported_rule, invalid, kind_of, list_import_root,
-    split_globs, extension,
+    IMPORTER_RANKS, NOT_REGULAR, _group, describe, enabled, finish, imported_rule, invalid, kind_of,
+    list_import_root, path_kind, split_globs, extension,
 )
+from ._memory import folder_label, memory_rule
 from ._recovery import read_markdown
 
 NAME = "copilot"
 ROOT = os.path.join(".github", "instructions")
 SUFFIX = ".instructions.md"
+# The repository-wide file: plain Markdown, no frontmatter, so it has its own schema name
+# and is read whole, like a memory file (AGENTS.md).
+REPO_WIDE = ".github/copilot-instructions.md"
+REPO_WIDE_SCHEMA = "copilot-repository"
+EMPTY = "turned off: the file is empty, so it has no instructions to send"
 CUSTOM_DIRS_ENV = "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"
 ALL_FILES = "**"
 
 
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
-    summary = "GitHub Copilot: .github/instructions/**/*.instructions.md (applyTo)"
-    return [ImporterInfo(NAME, default=True, summary=summary)]
+    summary = "GitHub Copilot: .github/copilot-instructions.md, .github/instructions/**/*.instructions.md (applyTo)"
+    return [ImporterInfo(NAME, default=True, summary=summary, cwd_only=(REPO_WIDE, ROOT))]
 
 
 @hookimpl
 def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
     found: list[RuleFile | RuleError] = []
     if enabled(context, NAME):
-        found += _listed(context, os.path.join(context.cwd, ROOT))
+        found += _repository_wide(context)
+        # Rank offset 1: after the repository-wide file, which is the general text they refine.
+        found += _listed(context, os.path.join(context.cwd, ROOT), rank_offset=1)
     # Not $HOME files, so not ``enabled_globally``: only the selection gates them.
     if NAME in context.importers:
         found += _custom_dirs(context)
@@ -54,6 +65,8 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
 def pi_rules_parse(
     rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
 ) -> ParseResult | None:
+    if rule_file.schema == REPO_WIDE_SCHEMA:
+        return _repository_wide_rule(rule_file, text)
     if rule_file.schema != NAME:
         return None
     return _parse(rule_file, text, extra_keys)
@@ -77,6 +90,35 @@ def file_stem(rule_file: RuleFile) -> str:
     name = rule_file.relative_path.rsplit("/", 1)[-1]
     # A file named just ``.instructions.md`` still needs a usable id and description.
     return name[: -len(SUFFIX)] or "instructions"
+
+
+def _repository_wide(context: DiscoveryContext) -> list[RuleFile | RuleError]:
+    """``<cwd>/.github/copilot-instructions.md``: nothing when absent, an error when it is
+    there but is no plain file. The id names its folder (``acme/copilot-instructions``), as
+    a memory file's does; the reference path is the one every Copilot document uses."""
+    path = os.path.join(context.cwd, REPO_WIDE)
+    kind = path_kind(path, NAME)
+    if kind is None or isinstance(kind, RuleError):
+        return [] if kind is None else [kind]
+    if kind != "file":
+        problem = NOT_REGULAR if kind == "other" else f"is a directory, but Copilot reads {REPO_WIDE} as one file"
+        return [RuleError("read-failure", path, problem, NAME)]
+    order = (_group("project"), IMPORTER_RANKS[NAME], "", REPO_WIDE)
+    stem = f"{folder_label(context, context.cwd)}/copilot-instructions"
+    return [RuleFile(path, context.cwd, REPO_WIDE, context.cwd, NAME, REPO_WIDE_SCHEMA, "project", order, stem)]
+
+
+def _repository_wide_rule(rule_file: RuleFile, text: str) -> ParseResult:
+    """The whole text, verbatim and always applied: GitHub documents the file as natural
+    language in Markdown, with no frontmatter, so a leading ``---`` block is kept as text."""
+    if "\x00" in text:  # binary, not markdown: it would be an always-on rule of NUL bytes
+        message = "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text"
+        return ParseResult(None, (RuleError("read-failure", rule_file.path, message, NAME),))
+    if not text.strip():
+        # Listed, never active: a rule with nothing to say would only cost a section heading.
+        description = f"{REPO_WIDE} ({NAME})"
+        return finish(imported_rule(rule_file, description=description, body=text, inactive_reason=EMPTY))
+    return memory_rule(rule_file, text)
 
 
 def _custom_dirs(context: DiscoveryContext) -> list[RuleFile | RuleError]:

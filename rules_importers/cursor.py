@@ -1,18 +1,22 @@
 """The ``cursor`` importer: Cursor's rules, read in place (docs/importers.md (the cursor importer)).
 
 Project files (trusted projects only): ``<cwd>/.cursor/rules/**/*.{mdc,md}``, the legacy
-``<cwd>/.cursorrules``, then every ``<cwd>/<dir>/.cursor/rules`` below cwd (at most
-six segments, shallow first, never through hidden or symlinked directories),
-scoped to ``<dir>``. User level: ``~/.cursor/rules``
-as global rules. ``alwaysApply`` → always; ``globs`` → touched globs; anything else →
-on-demand (Cursor's "agent requested" and "manual"), never dropped. Frontmatter YAML
-that strict parsing refuses is read in the ``"cursor"`` dialect (``_recovery``).
+``<cwd>/.cursorrules``, then every ``<cwd>/<dir>/.cursor/rules`` below cwd (at most six
+segments, shallow first, never through hidden or symlinked directories), scoped to
+``<dir>``. User level: ``~/.cursor/rules`` as global rules. ``alwaysApply`` → always;
+``globs`` → touched globs; anything else → on-demand (Cursor's "agent requested" and
+"manual"), never dropped. Frontmatter YAML that strict parsing refuses is read in the
+``"cursor"`` dialect (``_recovery``).
+
+A rule folder (Cursor's ``<name>/RULE.md`` layout) is one rule named ``<name>``; the other
+files in it are the rule's material, not rules.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import Mapping
+from typing import Any, Iterable, Mapping
 
 from rules_core import hookimpl
 from rules_core.tree import folders_owning
@@ -27,6 +31,7 @@ from ._recovery import flag, read_document
 NAME = "cursor"
 RULES_DIR = os.path.join(".cursor", "rules")
 LEGACY = ".cursorrules"
+RULE_FILE = "RULE.md"  # the rule of a rule folder, .cursor/rules/<name>/RULE.md
 
 
 @hookimpl
@@ -34,7 +39,7 @@ def pi_rules_importers() -> list[ImporterInfo]:
     return [ImporterInfo(NAME, default=True, summary=(
         "Cursor rules: .cursor/rules/**/*.{mdc,md} at cwd and in folders below it, "
         ".cursorrules, ~/.cursor/rules (global)"
-    ))]
+    ), cwd_only=(RULES_DIR, LEGACY))]
 
 
 @hookimpl
@@ -42,19 +47,58 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
     found: list[RuleFile | RuleError] = []
     if enabled(context, NAME):
         cwd = context.cwd
-        found += list_import_root(context, NAME, os.path.join(cwd, RULES_DIR), accept=_is_cursor_rule)
+        found += _rules_dir(context, os.path.join(cwd, RULES_DIR))
         found += single_file(context, NAME, os.path.join(cwd, LEGACY), id_stem="cursorrules", rank_offset=1)
         for depth, folder in folders_owning(context, ".cursor"):
             base = os.path.join(cwd, folder)
-            found += list_import_root(
-                context, NAME, os.path.join(base, RULES_DIR), accept=_is_cursor_rule,
-                base=base, scope=folder, rank_offset=1 + depth,
+            found += _rules_dir(
+                context, os.path.join(base, RULES_DIR), base=base, scope=folder, rank_offset=1 + depth,
             )
     if enabled_globally(context, NAME):
-        found += list_import_root(
-            context, NAME, os.path.join(context.home or "", RULES_DIR), accept=_is_cursor_rule, source="global",
-        )
+        found += _rules_dir(context, os.path.join(context.home or "", RULES_DIR), source="global")
     return found
+
+
+def _rules_dir(context: DiscoveryContext, root: str, **where: Any) -> list[RuleFile | RuleError]:
+    """Every rule file below ``root``, with rule folders (``<name>/RULE.md``) read as one
+    rule each: its id is the folder's name, and nothing else inside the folder is a rule."""
+    listed = list_import_root(context, NAME, root, accept=_is_cursor_rule, **where)
+    relatives = [item.relative_path if isinstance(item, RuleFile) else _relative_to(item.path, root) for item in listed]
+    folders = _rule_folders(relatives)
+    kept: list[RuleFile | RuleError] = []
+    for item, relative in zip(listed, relatives):
+        owner = _owning_folder(relative, folders)
+        if owner is None:
+            kept.append(item)
+        elif relative == f"{owner}/{RULE_FILE}":
+            # Not RULE, RULE-2, …: the folder names the rule, as in Cursor. (A RULE.md that
+            # cannot be read is still reported, under its real path.)
+            named = owner.rsplit("/", 1)[-1]
+            kept.append(dataclasses.replace(item, id_stem=named) if isinstance(item, RuleFile) else item)
+        # Anything else in a rule folder (examples, assets, a draft, their faults) is the
+        # rule's material, not a rule of its own.
+    return kept
+
+
+def _rule_folders(relative_paths: Iterable[str]) -> frozenset[str]:
+    """The root-relative folders holding a ``RULE.md``: ``testing/RULE.md`` → ``testing``.
+    A ``RULE.md`` directly in the rules folder is an ordinary rule file, not a rule folder."""
+    return frozenset(path[: -len(RULE_FILE) - 1] for path in relative_paths if path.endswith("/" + RULE_FILE))
+
+
+def _owning_folder(relative: str, folders: frozenset[str]) -> str | None:
+    """The outermost rule folder ``relative`` lies in; a RULE.md below another rule
+    folder belongs to that outer folder (the whole folder is one rule's material)."""
+    parts = relative.split("/")
+    for end in range(1, len(parts)):
+        folder = "/".join(parts[:end])
+        if folder in folders:
+            return folder
+    return None
+
+
+def _relative_to(path: str, root: str) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")
 
 
 @hookimpl(trylast=True)
@@ -89,6 +133,3 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
 
 def _is_cursor_rule(name: str) -> bool:
     return name.endswith((".mdc", ".md"))
-
-
-# -- nested .cursor/rules ---------------------------------------------------------------

@@ -18,7 +18,7 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._lenient import (
     describe, enabled, enabled_globally, finish, glob_list, imported_rule, invalid, kind_of, list_flat,
-    plain_rule, single_file, extension,
+    plain_rule, single_file, extension, unknown_choice,
 )
 from ._recovery import flag, read_document
 
@@ -38,7 +38,7 @@ def pi_rules_importers() -> list[ImporterInfo]:
     return [ImporterInfo(NAME, default=True, summary=(
         "Windsurf rules: .windsurf/rules/*.md, .devin/rules/*.md, .windsurfrules, "
         "~/.codeium/windsurf/memories/global_rules.md (global)"
-    ))]
+    ), cwd_only=(*RULES_DIRS, LEGACY))]
 
 
 @hookimpl
@@ -99,7 +99,8 @@ def _activation(data: Mapping[str, Any], problems: list[str]) -> tuple[str, tupl
     name = trigger.strip().lower()
     name = _ALIASES.get(name, name)
     if name not in TRIGGERS:
-        problems.append(f"unknown trigger {trigger!r}; use one of {allowed}")
+        # Echo what the author wrote; suggest the mode it is closest to (`always` → always_on).
+        problems.append(unknown_choice("trigger", trigger, TRIGGERS))
         return "on-demand", ()
     if name != "glob":
         return TRIGGERS[name], ()

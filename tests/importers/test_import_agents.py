@@ -355,7 +355,7 @@ def test_unrecoverable_frontmatter_is_a_yaml_syntax_error(rule_project, text, me
     ("alwaysApply: yes", "alwaysApply must be true or false, got 'yes'"),
     ("globs: 42", "globs must be a glob string or a list of them, got a number"),
     ("globs: [src/**, 1]", "globs entries must be glob strings"),
-    ("trigger: sometimes", "trigger is 'sometimes'; use one of always_on, glob, model_decision, manual"),
+    ("trigger: sometimes", "unknown trigger 'sometimes'; use one of always_on, glob, model_decision, manual"),
     ("trigger: glob", "trigger: glob needs globs"),
     ("description: 12", "description must be a string, got a number"),
     ("enabled: 'false'", "enabled must be true or false, got 'false'"),
@@ -363,6 +363,16 @@ def test_unrecoverable_frontmatter_is_a_yaml_syntax_error(rule_project, text, me
 def test_a_bad_value_of_a_key_we_read_is_invalid_value(rule_project, front, message):
     kind, got = error_of(rule_project, f"---\n{front}\n---\nB.\n")
     assert kind == "invalid-value" and message in got
+
+
+@pytest.mark.parametrize("written, meant", [
+    ("always", "always_on"), ("always-on", "always_on"), ("globs", "glob"), ("model-decision", "model_decision"),
+    ("manually", "manual"),
+])
+def test_a_near_miss_trigger_names_the_mode_it_is_closest_to(rule_project, written, meant):
+    kind, got = error_of(rule_project, f"---\ntrigger: {written}\n---\nB.\n")
+    assert kind == "invalid-value"
+    assert got == f"unknown trigger {written!r} — did you mean {meant!r}?; use one of always_on, glob, model_decision, manual"
 
 
 def test_a_bad_description_in_a_sticky_rules_md_is_invalid_value(rule_project):

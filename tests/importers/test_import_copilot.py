@@ -17,7 +17,7 @@ from rules_core.testing import rule_text
 
 from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
 from importer_helpers import (
-    by_id, copy_fixture, deny_listing, discover, evaluate_and_explain, git_init, plugin_errors, sole_error,
+    FIXTURES, by_id, copy_fixture, deny_listing, discover, evaluate_and_explain, git_init, plugin_errors, sole_error,
     sole_rule, status, text_with_keys,
 )
 
@@ -51,6 +51,7 @@ def repo(rule_project):
 def test_fixture_every_instructions_file_becomes_a_rule_in_path_order(repo):
     rules = [r for r in discover(repo).rules if r.file.plugin == NAME]
     assert [(r.id, r.relative_path) for r in rules] == [
+        ("project/copilot-instructions", ".github/copilot-instructions.md"),
         ("docs", "docs.instructions.md"),
         ("react", "frontend/react.instructions.md"),
         ("general", "general.instructions.md"),
@@ -68,10 +69,9 @@ def test_fixture_rules_report_their_real_file_paths(repo):
     assert {r.file.plugin for r in rules.values()} == {"copilot"}
 
 
-def test_fixture_readme_and_repository_wide_file_are_not_instructions(repo):
+def test_fixture_readme_is_not_an_instructions_file(repo):
     paths = {r.file.path for r in discover(repo).rules}
     assert str(repo.cwd / INSTRUCTIONS / "README.md") not in paths
-    assert str(repo.cwd / ".github/copilot-instructions.md") not in paths
 
 
 def test_fixture_typescript_applies_to_touched_ts_and_tsx(repo):
@@ -625,6 +625,137 @@ def test_file_named_only_instructions_md_gets_a_usable_id(rule_project):
     write(rule_project, ".instructions.md", "Body.\n")
     rule = only(rule_project)
     assert (rule.id, rule.description, rule.relative_path) == ("instructions", "instructions", ".instructions.md")
+
+
+# -- .github/copilot-instructions.md (the repository-wide file) --------------------------
+
+REPO_WIDE = ".github/copilot-instructions.md"
+REPO_WIDE_TEXT = (FIXTURES / "copilot" / REPO_WIDE).read_text()
+
+
+def write_repo_wide(project, text: str | bytes, folder: str = "") -> Path:
+    name = f"{folder}/{REPO_WIDE}" if folder else REPO_WIDE
+    project.write({name: text})
+    return project.cwd / name
+
+
+def test_fixture_repository_wide_file_is_one_always_rule_with_its_whole_text(repo):
+    rule = mine(repo)["project/copilot-instructions"]
+    assert (rule.always_apply, rule.load, rule.globs, rule.source) == (True, "pinned", (), "project")
+    assert (rule.match, rule.enforcement, rule.priority) == ("touched", "inform", 0)
+    assert rule.body == REPO_WIDE_TEXT
+    assert rule.description == "Project coding standards"  # its first heading
+    assert (rule.relative_path, rule.file.path) == (REPO_WIDE, str(repo.cwd / REPO_WIDE))
+    assert status(repo, "project/copilot-instructions") == ("active", ())
+
+
+def test_repository_wide_file_comes_first_then_the_path_specific_files(repo):
+    evaluation = repo.engine().evaluate(repo.facts(touched=["src/components/App.tsx"]))
+    headings = [line for line in evaluation.section.split("\n") if line.startswith("## ")]
+    assert headings[0] == "## project/copilot-instructions"
+    assert "## general" in headings and "## typescript" in headings
+
+
+def test_repository_wide_file_sorts_after_nested_pi_rules_and_before_claude(rule_project):
+    git_init(rule_project.cwd)
+    rule_project.write({
+        ".pi/rules/a.md": rule_text(globs=["x"]),
+        "pkg/.pi/rules/b.md": rule_text(globs=["x"]),
+        f"{INSTRUCTIONS}/a.instructions.md": instructions(),
+        ".claude/rules/c.md": "Claude.\n",
+    })
+    write_repo_wide(rule_project, "Repository-wide.\n")
+    rules = discover(rule_project).rules
+    assert [(r.id, r.file.plugin) for r in rules] == [
+        ("a", "native"), ("b", "nested"), ("project/copilot-instructions", "copilot"),
+        ("a-2", "copilot"), ("c", "claude"),
+    ]
+
+
+def test_repository_wide_id_names_the_folder_from_the_git_root(rule_project):
+    root = rule_project.cwd / "acme"
+    root.mkdir()
+    git_init(root)
+    rule_project.write({f"acme/{REPO_WIDE}": "Root.\n", f"acme/packages/web/{REPO_WIDE}": "Web.\n"})
+    assert list(mine(rule_project, root)) == ["acme/copilot-instructions"]
+    web = mine(rule_project, root / "packages/web")
+    # Only cwd's own .github is read, as for .github/instructions: not the git root's.
+    assert [(i, r.body) for i, r in web.items()] == [("acme/packages/web/copilot-instructions", "Web.\n")]
+
+
+def test_repository_wide_reference_path_is_relative_to_cwd(rule_project):
+    write_repo_wide(rule_project, "Repository-wide.\n")
+    engine = rule_project.engine()
+    rules = engine.discover(str(rule_project.cwd)).rules
+    assert engine.read_rule(Facts(cwd="."), rules=rules, name=REPO_WIDE).body == "Repository-wide.\n"
+    assert engine.read_rule(Facts(cwd="."), rules=rules, name="copilot-instructions.md").rule is None
+
+
+def test_pi_rules_read_prints_the_repository_wide_file(repo, cli):
+    code, out = cli(repo, "read", REPO_WIDE)
+    assert code == 0 and out.startswith("# Project coding standards\n\n## TypeScript Guidelines\n")
+
+
+def test_repository_wide_frontmatter_is_text_not_keys(rule_project):
+    text = "---\napplyTo: **/*.ts\n---\nUse tabs.\n"
+    write_repo_wide(rule_project, text)
+    rule = only(rule_project)
+    assert (rule.body, rule.always_apply, rule.globs) == (text, True, ())
+    assert errors(rule_project) == []
+
+
+def test_repository_wide_without_a_heading_is_described_by_its_path(rule_project):
+    write_repo_wide(rule_project, "Use tabs.\n")
+    assert only(rule_project).description == ".github/copilot-instructions.md (copilot)"
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n"])
+def test_an_empty_repository_wide_file_is_listed_never_active(rule_project, text):
+    write_repo_wide(rule_project, text)
+    rule = only(rule_project)
+    assert rule.inactive_reason == "turned off: the file is empty, so it has no instructions to send"
+    assert status(rule_project, "project/copilot-instructions") == ("inactive", (rule.inactive_reason,))
+
+
+def test_an_untrusted_project_reads_no_repository_wide_file(rule_project, record):
+    write_repo_wide(rule_project, "Repository-wide.\n")
+    assert mine(rule_project, trusted=False) == {}
+    record.clear()
+    rule_project.engine().evaluate(rule_project.facts(trusted=False))
+    assert [p for p in record if ".github" in p] == []
+
+
+@pytest.mark.parametrize("value", ["none", " None "])
+def test_pi_rules_import_none_never_touches_the_repository_wide_file(rule_project, record, value):
+    write_repo_wide(rule_project, "Repository-wide.\n")
+    rule_project.env["PI_RULES_IMPORT"] = value
+    record.clear()
+    evaluate_and_explain(rule_project)
+    assert mine(rule_project) == {}
+    assert [p for p in record if ".github" in p] == []
+
+
+def test_blocking_copilot_or_leaving_it_out_drops_the_repository_wide_file(rule_project):
+    write_repo_wide(rule_project, "Repository-wide.\n")
+    assert [r for r in discover(rule_project, blocked=["copilot"]).rules if r.file.plugin == NAME] == []
+    rule_project.env["PI_RULES_IMPORT"] = "claude"
+    assert mine(rule_project) == {}
+
+
+def test_a_repository_wide_directory_fifo_broken_link_or_binary_is_a_read_failure(rule_project):
+    (rule_project.cwd / REPO_WIDE).mkdir(parents=True)
+    error = only_error(rule_project)
+    assert (error.kind, error.path) == ("read-failure", str(rule_project.cwd / REPO_WIDE))
+    assert "is a directory" in error.message
+    (rule_project.cwd / REPO_WIDE).rmdir()
+    os.mkfifo(rule_project.cwd / REPO_WIDE)
+    assert only_error(rule_project).kind == "read-failure"
+    os.unlink(rule_project.cwd / REPO_WIDE)
+    (rule_project.cwd / REPO_WIDE).symlink_to(rule_project.cwd / "missing.md")
+    assert only_error(rule_project).message.startswith("broken symbolic link")
+    os.unlink(rule_project.cwd / REPO_WIDE)
+    write_repo_wide(rule_project, b"\x00\x01binary\x00")
+    assert only_error(rule_project).kind == "read-failure" and mine(rule_project) == {}
 
 
 # -- COPILOT_CUSTOM_INSTRUCTIONS_DIRS (Copilot CLI's variable, as oh-my-pi reads it) --------

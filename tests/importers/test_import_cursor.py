@@ -36,16 +36,19 @@ def test_fixture_discovery_order_ids_reference_and_real_paths(repo):
     rows = [(r.id, r.relative_path, r.file.plugin, r.source, os.path.relpath(r.file.path, repo.cwd))
             for r in found.rules]
     assert rows == [
+        ("api-trpc", "api-trpc/RULE.md", "cursor", "project", ".cursor/rules/api-trpc/RULE.md"),
         ("db-migrations", "db-migrations.mdc", "cursor", "project", ".cursor/rules/db-migrations.mdc"),
         ("react", "frontend/react.mdc", "cursor", "project", ".cursor/rules/frontend/react.mdc"),
         ("no-console", "no-console.mdc", "cursor", "project", ".cursor/rules/no-console.mdc"),
         ("project-core", "project-core.mdc", "cursor", "project", ".cursor/rules/project-core.mdc"),
         ("release-checklist", "release-checklist.mdc", "cursor", "project", ".cursor/rules/release-checklist.mdc"),
         ("style-notes", "style-notes.md", "cursor", "project", ".cursor/rules/style-notes.md"),
+        ("testing", "testing/RULE.md", "cursor", "project", ".cursor/rules/testing/RULE.md"),
         ("typescript", "typescript.mdc", "cursor", "project", ".cursor/rules/typescript.mdc"),
         ("cursorrules", ".cursorrules", "cursor", "project", ".cursorrules"),
         ("api", "api.mdc", "cursor", "project", "packages/api/.cursor/rules/api.mdc"),
         ("components", "components.mdc", "cursor", "project", "packages/web/.cursor/rules/components.mdc"),
+        ("ui-policy", "ui-policy/RULE.md", "cursor", "project", "packages/web/.cursor/rules/ui-policy/RULE.md"),
     ]
 
 
@@ -224,6 +227,97 @@ def test_an_uncompilable_glob_loads_the_rule_and_is_reported(rule_project):
     rule_project.write({".cursor/rules/x.mdc": cursor_rule("globs: ./, src/**\n")})
     assert rules(rule_project)["x"].globs == ("./", "src/**")
     assert [(k, p) for k, p, *_ in errors(rule_project)] == [("invalid-value", ".cursor/rules/x.mdc")]
+
+
+# -- rule folders: .cursor/rules/<name>/RULE.md -------------------------------------------
+
+
+def test_fixture_rule_folders_are_named_by_their_folder_never_rule(repo):
+    found = rules(repo)
+    assert {"api-trpc", "testing", "ui-policy"} <= set(found)
+    assert not [i for i in found if i.startswith("RULE")]
+    assert (found["testing"].always_apply, found["testing"].load) == (True, "pinned")
+    assert found["testing"].body == (FIXTURE / ".cursor/rules/testing/RULE.md").read_text().split("---\n", 2)[2]
+
+
+def test_a_rule_folder_without_a_description_or_heading_is_described_by_its_name(repo):
+    assert rules(repo)["api-trpc"].description == "api-trpc"
+
+
+def test_other_files_in_a_rule_folder_are_its_material_not_rules(repo):
+    paths = {r.file.path for r in discover(repo).rules}
+    assert str(repo.cwd / ".cursor/rules/api-trpc/example-router.md") not in paths
+    assert "example-router" not in rules(repo)
+
+
+def test_a_nested_rule_folder_is_scoped_to_its_package(repo):
+    rule = rules(repo)["ui-policy"]
+    assert rule.file.base == str(repo.cwd / "packages/web") and rule.globs == ("**",)
+    touched = "packages/web/src/components/Button.tsx"
+    assert outcomes(repo, touched=[touched])[0]["ui-policy"] == ("active", (f"touched {touched}",))
+    assert outcomes(repo, touched=["src/lib/a.ts"])[0]["ui-policy"][0] == "inactive"
+
+
+def test_rule_folders_are_read_by_their_reference_path(repo, cli):
+    code, out = cli(repo, "read", "api-trpc/RULE.md")
+    assert code == 0 and out.startswith("\n- All API endpoints must be implemented as tRPC procedures")
+
+
+def test_rule_folders_inside_category_folders_and_plain_files_beside_them(rule_project):
+    rule_project.write({
+        ".cursor/rules/frontend/forms/RULE.md": cursor_rule("globs: src/forms/**\n"),
+        ".cursor/rules/frontend/react.mdc": cursor_rule("globs: src/**/*.tsx\n"),
+        ".cursor/rules/backend/RULE.md": cursor_rule("alwaysApply: true\n"),
+    })
+    found = discover(rule_project).rules
+    assert [(r.id, r.relative_path) for r in found] == [
+        ("backend", "backend/RULE.md"), ("forms", "frontend/forms/RULE.md"), ("react", "frontend/react.mdc"),
+    ]
+
+
+def test_two_rule_folders_with_one_name_share_the_id_namespace(rule_project):
+    rule_project.write({
+        ".cursor/rules/testing/RULE.md": cursor_rule("alwaysApply: true\n"),
+        "pkg/.cursor/rules/testing/RULE.md": cursor_rule("alwaysApply: true\n"),
+        ".pi/rules/testing.md": rule_text(globs=["x"]),
+    })
+    assert [(r.id, r.file.plugin) for r in discover(rule_project).rules] == [
+        ("testing", "native"), ("testing-2", "cursor"), ("testing-3", "cursor"),
+    ]
+
+
+def test_everything_inside_a_rule_folder_is_one_rule_even_another_rule_md(rule_project):
+    rule_project.write({
+        ".cursor/rules/api/RULE.md": cursor_rule("alwaysApply: true\n"),
+        ".cursor/rules/api/examples/RULE.md": cursor_rule("alwaysApply: true\n"),
+        ".cursor/rules/api/draft.mdc": cursor_rule("alwaysApply: true\n"),
+        ".cursor/rules/api/notes/old.md": "Old.\n",
+    })
+    assert [(r.id, r.relative_path) for r in discover(rule_project).rules] == [("api", "api/RULE.md")]
+
+
+def test_a_rule_md_directly_in_the_rules_folder_is_an_ordinary_rule(rule_project):
+    rule_project.write({".cursor/rules/RULE.md": cursor_rule("alwaysApply: true\n"),
+                        ".cursor/rules/other.mdc": cursor_rule("alwaysApply: true\n")})
+    assert list(rules(rule_project)) == ["RULE", "other"]
+
+
+def test_faults_inside_a_rule_folder_are_not_reported_but_an_unreadable_rule_md_is(rule_project):
+    folder = rule_project.cwd / ".cursor/rules"
+    rule_project.write({".cursor/rules/good/RULE.md": cursor_rule("alwaysApply: true\n"),
+                        ".cursor/rules/broken/notes.md": "Notes.\n"})
+    os.mkfifo(folder / "good/pipe.md")
+    os.mkfifo(folder / "broken/RULE.md")
+    assert list(rules(rule_project)) == ["good"]
+    assert [(k, p) for k, p, *_ in errors(rule_project)] == [("read-failure", ".cursor/rules/broken/RULE.md")]
+
+
+def test_user_level_rule_folders_are_global_rules_named_by_their_folder(rule_project):
+    (rule_project.home / ".cursor/rules/mine").mkdir(parents=True)
+    (rule_project.home / ".cursor/rules/mine/RULE.md").write_text(cursor_rule("alwaysApply: true\n"))
+    (rule_project.home / ".cursor/rules/mine/example.md").write_text("Example.\n")
+    found = discover(rule_project).rules
+    assert [(r.id, r.source, r.relative_path) for r in found] == [("mine", "global", "mine/RULE.md")]
 
 
 # -- errors: each names the file, the key and the fix ---------------------------------------

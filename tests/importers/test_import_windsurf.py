@@ -207,6 +207,24 @@ def test_unknown_trigger_is_invalid_value_listing_the_allowed_ones(rule_project)
                                      "windsurf")]
 
 
+@pytest.mark.parametrize("written, meant", [
+    ("always", "always_on"), ("Always-On", "always_on"), ("globs", "glob"), ("model-decision", "model_decision"),
+    ("modelDecision", "model_decision"), ("manually", "manual"),
+])
+def test_a_near_miss_trigger_names_the_mode_it_is_closest_to(rule_project, written, meant):
+    rule_project.write({".windsurf/rules/x.md": ws_rule(f"trigger: {written}\n")})
+    assert rules(rule_project) == {}
+    assert [m for _, _, m, _ in errors(rule_project)] == [
+        f"unknown trigger {written!r} — did you mean {meant!r}?; use one of always_on, glob, model_decision, manual"]
+
+
+def test_cli_check_shows_the_suggestion_for_trigger_always(rule_project, cli):
+    rule_project.write({".windsurf/rules/x.md": ws_rule("trigger: always\n")})
+    code, out = cli(rule_project, "check")
+    assert code == 1 and "invalid-value .windsurf/rules/x.md: unknown trigger 'always'" in out
+    assert "did you mean 'always_on'?" in out
+
+
 def test_a_non_text_trigger_is_invalid_value(rule_project):
     rule_project.write({".windsurf/rules/x.md": ws_rule("trigger: true\n")})
     [(kind, _, message, _)] = errors(rule_project)
