@@ -1,11 +1,29 @@
-"""The ``gemini-md`` importer (being written: issue 13)."""
+"""The ``gemini-md`` importer: Gemini CLI's context files, read in place (docs/importers.md,
+"The gemini-md importer").
+
+Project files (trusted projects only): ``GEMINI.md`` in each folder from the git root
+down to cwd and in the folders below cwd (placement, ids and the rule: ``_memory``).
+User level: ``~/.gemini/GEMINI.md`` as a global always-apply rule. The body is the file
+with its memory imports (``@./x.md``, ``@../x.md``, ``@path/x.md``) expanded
+(``_includes``); an import that cannot be read is a soft ``invalid-value`` error, and
+the rule still loads.
+"""
 
 from __future__ import annotations
 
+import os
+from typing import Mapping
+
 from rules_core import hookimpl
-from rules_core.model import DiscoveryContext, ImporterInfo, RuleError, RuleFile
+from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
+
+from ._includes import expand
+from ._lenient import enabled, enabled_globally
+from ._memory import global_memory, memory_rule, memory_sources
 
 NAME = "gemini-md"
+GROUPS = (("GEMINI.md",),)
+GLOBAL_FILE = os.path.join(".gemini", "GEMINI.md")
 
 
 @hookimpl
@@ -15,4 +33,25 @@ def pi_rules_importers() -> list[ImporterInfo]:
 
 @hookimpl
 def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
-    return []
+    found: list[RuleFile | RuleError] = []
+    if enabled(context, NAME):
+        found += memory_sources(context, NAME, GROUPS)
+    if enabled_globally(context, NAME):
+        found += global_memory(context, NAME, GLOBAL_FILE)
+    return found
+
+
+@hookimpl(trylast=True)
+def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult | None:
+    if rule_file.schema != NAME:
+        return None
+    if "\x00" in text:  # binary, not markdown: it would be an always-on rule of NUL bytes
+        return ParseResult(None, (RuleError(
+            "read-failure", rule_file.path,
+            "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text", NAME,
+        ),))
+    # Gemini CLI has no ``@~/`` imports; the home folder only names the global file's bound.
+    home = rule_file.bound if rule_file.source == "global" else None
+    expanded = expand(text, path=rule_file.path, bound=rule_file.bound, home=home, syntax="gemini")
+    errors = tuple(RuleError("invalid-value", rule_file.path, problem, NAME) for problem in expanded.problems)
+    return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)

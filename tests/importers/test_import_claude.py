@@ -403,7 +403,8 @@ def test_untrusted_project_reads_no_claude_file(rule_project, record):
     record.clear()
     rule_project.engine().evaluate(rule_project.facts(trusted=False))
     assert mine(rule_project, trusted=False) == {}
-    assert [p for p in record if ".claude" in p] == []
+    # Only the claude-md importer's global ~/.claude/CLAUDE.md may be looked at.
+    assert [p for p in record if ".claude" in p and p != str(rule_project.home / ".claude" / "CLAUDE.md")] == []
 
 
 @pytest.mark.parametrize("value", ["none", " NONE ", "nOnE\t"])
@@ -447,7 +448,8 @@ def test_home_claude_rules_are_not_read(rule_project, record):
     (rule_project.home / RULES / "personal.md").write_text("Personal.\n")
     record.clear()
     assert mine(rule_project) == {}
-    assert [p for p in record if p.startswith(str(rule_project.home / ".claude"))] == []
+    # ~/.claude/rules is Claude Code's own; only claude-md's global CLAUDE.md is looked at.
+    assert [p for p in record if p.startswith(str(rule_project.home / RULES))] == []
 
 
 # -- errors: damaged imports load no rule --------------------------------------------------
