@@ -28,11 +28,12 @@ from rules_plugins.schema_v1 import validate_extra
 
 # Discovery order among importers (RULE-SPEC §1: Copilot before Claude; the peers after).
 # The memory files (AGENTS.md, CLAUDE.md, GEMINI.md) come after every rules folder: they
-# are the general text a rule folder refines. Third-party importers rank 90.
+# are the general text a rule folder refines. Gaps leave room for an importer's own rank
+# offsets (copilot +1, cursor +1+depth, windsurf +0..2, agents +0..2); third parties rank 90.
 IMPORTER_RANKS = {
     "copilot": 10, "claude": 20, "cursor": 30, "windsurf": 40, "cline": 50, "agents": 60,
-    "kiro": 62, "continue": 64, "roo": 66, "amazonq": 68, "junie": 70, "augment": 72, "zed": 74, "trae": 76,
-    "agents-md": 80, "claude-md": 82, "gemini-md": 84,
+    "kiro": 64, "continue": 66, "roo": 68, "amazonq": 70, "junie": 72, "augment": 74, "zed": 76, "trae": 78,
+    "agents-md": 84, "claude-md": 86, "gemini-md": 88,
 }
 BROKEN_LINK = "broken symbolic link; point it at an existing file or delete it"
 NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be plain files"

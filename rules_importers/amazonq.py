@@ -1,18 +1,22 @@
-"""The ``amazonq`` importer (being written: issue 13)."""
+"""The ``amazonq`` importer: Amazon Q Developer's project rules, read in place
+(docs/importers.md, "The amazonq importer").
+
+Every Markdown file below ``<cwd>/.amazonq/rules`` (subfolders too, as the Q CLI's
+``.amazonq/rules/**/*.md`` resource reads them) is one always-applied rule. Amazon Q
+defines no frontmatter and sends a file whole, so the whole text is the body.
+"""
 
 from __future__ import annotations
 
-from rules_core import hookimpl
-from rules_core.model import DiscoveryContext, ImporterInfo, RuleError, RuleFile
+from .simple import SimpleFormat
 
-NAME = "amazonq"
+FORMAT = SimpleFormat(
+    name="amazonq",
+    summary="Amazon Q Developer: .amazonq/rules/**/*.md",
+    folders=(".amazonq/rules",),
+    frontmatter=False,
+)
 
-
-@hookimpl
-def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary="Amazon Q Developer: .amazonq/rules/**/*.md")]
-
-
-@hookimpl
-def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
-    return []
+pi_rules_importers = FORMAT.pi_rules_importers
+pi_rules_sources = FORMAT.pi_rules_sources
+pi_rules_parse = FORMAT.pi_rules_parse

@@ -1,18 +1,24 @@
-"""The ``zed`` importer (being written: issue 13)."""
+"""The ``zed`` importer: Zed's ``.rules`` file, read in place (docs/importers.md, "The zed
+importer").
+
+``<cwd>/.rules`` is one always-applied rule, its whole text the body (Zed passes it to the
+model as written). Zed also falls back to ``.cursorrules``, ``.windsurfrules``,
+``.clinerules``, ``.github/copilot-instructions.md``, ``AGENT.md``, ``AGENTS.md``,
+``CLAUDE.md`` and ``GEMINI.md``; each of those belongs to its own importer, so reading them
+here would load one file twice. The id names the project folder: ``acme/rules``.
+"""
 
 from __future__ import annotations
 
-from rules_core import hookimpl
-from rules_core.model import DiscoveryContext, ImporterInfo, RuleError, RuleFile
+from .simple import SimpleFormat
 
-NAME = "zed"
+FORMAT = SimpleFormat(
+    name="zed",
+    summary="Zed: .rules",
+    files={".rules": "rules"},
+    frontmatter=False,
+)
 
-
-@hookimpl
-def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary="Zed: .rules")]
-
-
-@hookimpl
-def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
-    return []
+pi_rules_importers = FORMAT.pi_rules_importers
+pi_rules_sources = FORMAT.pi_rules_sources
+pi_rules_parse = FORMAT.pi_rules_parse
