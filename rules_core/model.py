@@ -59,6 +59,9 @@ class RuleFile:
     # from: the git root (cwd without one) for project files, $HOME for global ones. Empty:
     # the file names no other file.
     bound: str = ""
+    # Files other sources load as rules of their own (a walked-up AGENTS.md): an import of
+    # one points to it instead of copying its text, so the model does not get it twice.
+    elsewhere: tuple[str, ...] = ()
 
     @property
     def stem(self) -> str:

@@ -15,6 +15,7 @@ neither needs a ``-2`` suffix in an ordinary monorepo.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Sequence
 
@@ -27,6 +28,12 @@ from ._lenient import IMPORTER_RANKS, _group, finish, first_heading, imported_ru
 # The order-key scope of a nested (folder-scoped) file starts with this; walked-up ones with "0".
 _NESTED = "1"
 
+# Each memory importer's files per folder: groups of names, the first present one read.
+AGENTS_GROUPS = (("AGENTS.override.md", "AGENTS.md", "AGENT.md"),)
+CLAUDE_GROUPS = (("CLAUDE.md",), (os.path.join(".claude", "CLAUDE.md"),), ("CLAUDE.local.md",))
+GEMINI_GROUPS = (("GEMINI.md",),)
+MEMORY_GROUPS = {"agents-md": AGENTS_GROUPS, "claude-md": CLAUDE_GROUPS, "gemini-md": GEMINI_GROUPS}
+
 
 def memory_sources(
     context: DiscoveryContext, name: str, groups: Sequence[Sequence[str]], *, nested: bool = True,
@@ -35,10 +42,9 @@ def memory_sources(
     names of which the first present one is read (``AGENTS.override.md`` before
     ``AGENTS.md`` before ``AGENT.md``); every group of a folder is read, in order."""
     bound = context.containment.bound if context.containment is not None else context.cwd
-    ancestors = [] if context.git_root is None else ancestors_between(context.cwd, context.git_root)
+    elsewhere = carried_elsewhere(context, name)
     found: list[RuleFile | RuleError] = []
-    walked = [*reversed(ancestors), context.cwd]  # general → specific
-    for index, folder in enumerate(walked):
+    for index, folder in enumerate(_walked(context)):  # general → specific
         if folder == context.home and folder != context.cwd:
             continue  # $HOME's files are the user's, read (if at all) as global rules
         found += _folder_files(context, name, folder, groups, scope=f"0{index:04d}", bound=bound)
@@ -46,7 +52,30 @@ def memory_sources(
         for depth, relative in _nested_folders(context, groups):
             folder = os.path.join(context.cwd, relative)
             found += _folder_files(context, name, folder, groups, scope=f"{_NESTED}{depth:02d}{relative}", bound=bound)
-    return found
+    return [dataclasses.replace(f, elsewhere=elsewhere) if elsewhere and isinstance(f, RuleFile) else f
+            for f in found]
+
+
+def carried_elsewhere(context: DiscoveryContext, name: str) -> tuple[str, ...]:
+    """The always-applying memory files the OTHER enabled memory importers load from cwd
+    and its ancestors: ``CLAUDE.md`` holding ``@AGENTS.md`` (the most common memory file
+    there is) then points to that rule instead of copying it (``RuleFile.elsewhere``)."""
+    others = [groups for other, groups in MEMORY_GROUPS.items() if other != name and other in context.importers]
+    if not others or not context.trusted:
+        return ()
+    found: list[str] = []
+    for folder in _walked(context):
+        for groups in others:
+            for group in groups:
+                found += next(([os.path.join(folder, f)] for f in group if path_kind(os.path.join(folder, f), name)
+                               == "file"), [])
+    return tuple(found)
+
+
+def _walked(context: DiscoveryContext) -> list[str]:
+    """The git root (or cwd) down to cwd: the folders whose memory files apply always."""
+    ancestors = [] if context.git_root is None else ancestors_between(context.cwd, context.git_root)
+    return [*reversed(ancestors), context.cwd]
 
 
 def global_memory(context: DiscoveryContext, name: str, home_relative: str) -> list[RuleFile | RuleError]:

@@ -18,13 +18,13 @@ from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
 from ._lenient import enabled, finish, imported_rule
-from ._memory import memory_rule, memory_sources
+from ._memory import AGENTS_GROUPS, memory_rule, memory_sources
 
 NAME = "agents-md"
 # One group: the first present name of a folder is its only file, as in Codex
 # (codex-rs/core/src/agents_md.rs, candidate_filenames); AGENT.md is what agents.md's
 # FAQ migrates from, still read where a folder has nothing newer.
-NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENT.md")
+(NAMES,) = AGENTS_GROUPS
 EMPTY = "turned off: the file is empty, and Codex skips empty AGENTS.md files"
 
 

@@ -17,13 +17,14 @@ from typing import Mapping
 from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
-from ._includes import expand, strip_html_comments
+from ._includes import expand
+from ._regions import strip_html_comments
 from ._lenient import enabled, enabled_globally
-from ._memory import global_memory, memory_rule, memory_sources
+from ._memory import CLAUDE_GROUPS, global_memory, memory_rule, memory_sources
 
 NAME = "claude-md"
 # Each folder's files, read in this order; a folder may hold all three.
-GROUPS = (("CLAUDE.md",), (os.path.join(".claude", "CLAUDE.md"),), ("CLAUDE.local.md",))
+GROUPS = CLAUDE_GROUPS
 GLOBAL_FILE = os.path.join(".claude", "CLAUDE.md")
 
 
@@ -60,6 +61,6 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
     # the user's real home only ever serves the message that says so.
     home = rule_file.bound if rule_file.source == "global" else os.path.expanduser("~")
     expanded = expand(strip_html_comments(text), path=rule_file.path, bound=rule_file.bound, home=home,
-                      syntax="claude")
+                      syntax="claude", elsewhere=rule_file.elsewhere)
     errors = tuple(RuleError("invalid-value", rule_file.path, problem, NAME) for problem in expanded.problems)
     return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)

@@ -19,10 +19,10 @@ from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleEr
 
 from ._includes import expand
 from ._lenient import enabled, enabled_globally
-from ._memory import global_memory, memory_rule, memory_sources
+from ._memory import GEMINI_GROUPS, global_memory, memory_rule, memory_sources
 
 NAME = "gemini-md"
-GROUPS = (("GEMINI.md",),)
+GROUPS = GEMINI_GROUPS
 GLOBAL_FILE = os.path.join(".gemini", "GEMINI.md")
 
 
@@ -52,6 +52,7 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
         ),))
     # Gemini CLI has no ``@~/`` imports; the home folder only names the global file's bound.
     home = rule_file.bound if rule_file.source == "global" else None
-    expanded = expand(text, path=rule_file.path, bound=rule_file.bound, home=home, syntax="gemini")
+    expanded = expand(text, path=rule_file.path, bound=rule_file.bound, home=home, syntax="gemini",
+                      elsewhere=rule_file.elsewhere)
     errors = tuple(RuleError("invalid-value", rule_file.path, problem, NAME) for problem in expanded.problems)
     return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)

@@ -6,7 +6,9 @@ folder, ``~/.claude/CLAUDE.md`` — and ``.claude/rules``. Since 2.1.277 it also
 ``AGENTS.md``, but only when no ``CLAUDE.md`` is in the working directory or above it: so
 an ``AGENTS.md`` counts as Claude's own only when no ``CLAUDE.md`` (or
 ``.claude/CLAUDE.md``) sits in its folder or in any folder from cwd up to the git root.
-When in doubt the file is sent: a rule read twice costs tokens, a rule lost costs more.
+An ``AGENTS.md`` that a ``CLAUDE.md`` on the way imports (``@AGENTS.md``, the usual
+bridge) reaches Claude through that import, so it is Claude's own too. When in doubt the
+file is sent: a rule read twice costs tokens, a rule lost costs more.
 """
 
 from __future__ import annotations
@@ -14,22 +16,52 @@ from __future__ import annotations
 import os
 
 from rules_core.model import Facts, Rule
+from rules_core.reading import file_signature, read_rule_text
+from rules_importers._includes import import_targets
 
 READ_BY_CLAUDE = "Claude Code reads this file itself; pi-rules leaves it out so it is not sent twice"
 READ_AGENTS = ("Claude Code reads AGENTS.md itself where no CLAUDE.md is in the way; pi-rules leaves it "
                "out so it is not sent twice")
+IMPORTED = "Claude Code reads this file through the @import in {}; pi-rules leaves it out so it is not sent twice"
 _CLAUDE_FILES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"))
+_IMPORTING_FILES = (*_CLAUDE_FILES, "CLAUDE.local.md")
+_MAX_CACHED = 64
+# (path, signature) -> the paths that file's imports name: read once per file version.
+_targets: dict[tuple[str, object], tuple[str, ...]] = {}
 
 
 def claude_reads(rule: Rule, facts: Facts) -> str | None:
     plugin = rule.file.plugin
     if plugin in ("claude", "claude-md"):
         return READ_BY_CLAUDE
-    if plugin == "agents-md" and os.path.basename(rule.file.path) == "AGENTS.md":
-        folders = {rule.file.base, *_cwd_and_above(os.path.abspath(facts.cwd), rule.file.rules_root)}
-        if not any(os.path.isfile(os.path.join(folder, name)) for folder in folders for name in _CLAUDE_FILES):
-            return READ_AGENTS
+    if plugin != "agents-md":
+        return None
+    folders = [rule.file.base, *_cwd_and_above(os.path.abspath(facts.cwd), rule.file.rules_root)]
+    if os.path.basename(rule.file.path) == "AGENTS.md" and not any(
+        os.path.isfile(os.path.join(folder, name)) for folder in folders for name in _CLAUDE_FILES
+    ):
+        return READ_AGENTS
+    for folder in dict.fromkeys(folders):
+        for name in _IMPORTING_FILES:
+            importer = os.path.join(folder, name)
+            if rule.file.path in _imports_of(importer):
+                return IMPORTED.format(os.path.relpath(importer, rule.file.rules_root))
     return None
+
+
+def _imports_of(path: str) -> tuple[str, ...]:
+    """What the memory file at ``path`` imports (nothing when it is absent or unreadable)."""
+    signature = file_signature(path)
+    if signature is None:
+        return ()
+    key = (path, signature)
+    if key not in _targets:
+        text = read_rule_text(path, follow=False)
+        found = import_targets(text, path=path, home=None, syntax="claude") if isinstance(text, str) else ()
+        if len(_targets) >= _MAX_CACHED:
+            _targets.pop(next(iter(_targets)))
+        _targets[key] = found
+    return _targets[key]
 
 
 def _cwd_and_above(cwd: str, top: str) -> list[str]:

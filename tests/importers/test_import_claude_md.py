@@ -56,11 +56,17 @@ def test_fixture_memory_files_load_general_to_specific_then_the_global_one(repo)
 
 def test_fixture_imports_are_expanded_where_they_are_written(repo):
     text = body(repo)
-    agents = (repo.cwd / "AGENTS.md").read_text().rstrip("\n")
-    assert f"- {agents}\n- Reference TOC for planning: # Using Cursor" in text
+    # AGENTS.md is a rule of its own (agents-md): pointed to, not copied (test_memory_bridges.py).
+    assert "- (AGENTS.md reaches you as a rule of its own)\n- Reference TOC for planning: # Using Cursor" in text
     assert "Include `@AGENTS.md` to reuse" in text  # inline code is not an import
     assert "use @file for" in text  # a bare mention with no such file stays prose, silently
     assert "  @claims.md           # not an import" in text  # nor is a fenced block
+
+
+def test_fixture_imports_are_copied_when_agents_md_is_not_imported_on_its_own(repo):
+    repo.env["PI_RULES_IMPORT"] = "claude-md"
+    agents = (repo.cwd / "AGENTS.md").read_text().rstrip("\n")
+    assert f"- {agents}\n- Reference TOC for planning: # Using Cursor" in body(repo)
 
 
 def test_fixture_nested_package_memory_applies_only_under_its_folder(repo):

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules_core.reading import MAX_RULE_BYTES
-from rules_importers._includes import MAX_PROBLEMS, Expanded, code_regions, expand, strip_html_comments
+from rules_importers._includes import MAX_PROBLEMS, Expanded, expand
+from rules_importers._regions import code_regions, strip_html_comments
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -69,7 +69,8 @@ def run_everything(world, cwd: Path, trusted: bool, env: dict[str, str] | None =
 # User-level rule locations the global sources and importers may read ($HOME is not the
 # project: global rules load whatever the trust). Everything else in $HOME is off limits.
 USER_LEVEL = [".pi/agent/rules", ".cursor/rules", ".codeium/windsurf/memories", ".agent/rules",
-              ".agents/rules", ".omp/agent", ".xcsh/agent"]
+              ".agents/rules", ".omp/agent", ".xcsh/agent", ".claude/CLAUDE.md", ".gemini/GEMINI.md",
+              ".kiro/steering", ".continue/rules", ".roo", ".augment/rules"]
 
 
 def user_level(home: Path) -> list[Path]:
