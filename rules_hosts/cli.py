@@ -285,6 +285,7 @@ def _cmd_plugins(command: Command) -> int:
                 {"name": i.name, "default": i.default, "enabled": i.name in enabled, "summary": i.summary}
                 for i in importers
             ],
+            "hosts": [{"name": h.name, "summary": h.summary} for h in engine.hooks.hosts().values()],
         })
         return 0
     width = max((len(i.name) for i in infos), default=0)
@@ -299,6 +300,12 @@ def _cmd_plugins(command: Command) -> int:
             state = "enabled" if importer.name in enabled else "disabled"
             default = "on by default" if importer.default else "off by default"
             print(f"  {safe_line(importer.name).ljust(name_width)}  {state:<8}  {default:<14}  {safe_line(importer.summary)}")
+    hosts = engine.hooks.hosts()
+    if hosts:
+        print("\nhosts (--host NAME leaves out what that host's agent reads itself):")
+        host_width = max(len(name) for name in hosts)
+        for name, host in hosts.items():
+            print(f"  {safe_line(name).ljust(host_width)}  {safe_line(host.summary)}")
     return 0
 
 

@@ -31,7 +31,7 @@ from .tools import HOST, TOOLS
 
 @hookimpl
 def pi_rules_hosts() -> list[HostInfo]:
-    return [HostInfo(HOST, "Claude Code (the hook adapter and the MCP server)", claude_reads)]
+    return [HostInfo(HOST, "Claude Code (the hook command evaluates as this host)", claude_reads)]
 
 
 @hookimpl

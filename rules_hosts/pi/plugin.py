@@ -39,7 +39,7 @@ TOOLS: Mapping[str, HostTool] = {
 
 @hookimpl
 def pi_rules_hosts() -> list[HostInfo]:
-    return [HostInfo(HOST, "Pi (the pi-rules extension over serve)", pi_reads)]
+    return [HostInfo(HOST, "Pi (pi-rules serve evaluates as this host by default)", pi_reads)]
 
 
 @hookimpl

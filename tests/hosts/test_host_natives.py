@@ -136,3 +136,11 @@ def test_a_host_check_that_fails_leaves_the_rule_in(repo):
     engine = Engine(fresh_manager([("broken", _Broken())]), home=str(repo.home), env={"HOME": str(repo.home)})
     evaluation = engine.evaluate(Facts(cwd=str(repo.cwd), host="broken"))
     assert {o.rule.id: o.status for o in evaluation.outcomes}["project/AGENTS"] == "active"
+
+
+def test_plugins_lists_the_hosts(monkeypatch, capsys, rule_project):
+    assert main(["--cwd", str(rule_project.cwd), "--json", "plugins"]) == 0
+    hosts = json.loads(capsys.readouterr().out)["hosts"]
+    assert [h["name"] for h in hosts] == ["claude-code", "pi"]
+    assert main(["--cwd", str(rule_project.cwd), "plugins"]) == 0
+    assert "\nhosts (--host NAME leaves out what that host's agent reads itself):\n  claude-code  " in capsys.readouterr().out
