@@ -67,7 +67,14 @@ def folders_holding(context: DiscoveryContext, name: str) -> list[tuple[int, str
     symlinked) Markdown file ``name``, as of the walk; shallow first, then lexicographic."""
     if not name.endswith(_KEPT_SUFFIX):
         raise ValueError(f"the tree walk keeps only {_KEPT_SUFFIX} file names, not {name!r}")
-    return sorted((f.depth, f.relative) for f in _folders(context) if name in f.files)
+    cache = context.tree_cache
+    key = ("holding", context.cwd, name)
+    if cache is not None and key in cache:
+        return cache[key]
+    holders = sorted((f.depth, f.relative) for f in _folders(context) if name in f.files)
+    if cache is not None:
+        cache[key] = holders
+    return holders
 
 
 def _folders(context: DiscoveryContext) -> list[_Folder]:
