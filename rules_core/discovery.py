@@ -23,6 +23,7 @@ from .listing import ListingCache
 from .lookup import RULE_URL
 from .model import Discovery, DiscoveryContext, ImporterInfo, Rule, RuleError, RuleFile, RuleWarning
 from .paths import ancestors_between
+from .safe import invisible_in
 
 MAX_CWDS = 256  # git roots remembered, one per working directory asked about
 MAX_TREES = 24  # cached tree walks and their per-marker owners: 8 working directories
@@ -36,7 +37,7 @@ class Discoverer:
         self._files = FileCache()
         self._listings = ListingCache()
         self._tree: dict[object, object] = {}
-        self._ids_memo: tuple[tuple[Rule, ...], tuple[Rule, ...]] | None = None
+        self._ids_memo: tuple[tuple[Rule, ...], tuple[Rule, ...], tuple[RuleWarning, ...]] | None = None
         self._git_roots: dict[str, str | None] = {}
 
     def discover(self, cwd: str, trusted: bool = True) -> Discovery:
@@ -80,16 +81,19 @@ class Discoverer:
             if result.rule is not None:
                 rules.append(_ensure_compiled(result.rule))
         warnings = cwd_only_warnings(context, self.hooks.importers()) if trusted else ()
-        return Discovery(self._ids_for(tuple(rules)), tuple(errors), warnings)
+        assigned, invisible = self._ids_for(tuple(rules))
+        return Discovery(assigned, tuple(errors), (*warnings, *invisible))
 
-    def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[Rule, ...]:
-        """Ids and indexes; reused while discovery yields the very same parsed rules."""
+    def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[tuple[Rule, ...], tuple[RuleWarning, ...]]:
+        """Ids, indexes and the rules' own warnings; reused while discovery yields the very
+        same parsed rules (a warm pass scans no body)."""
         memo = self._ids_memo
         if memo is not None and same_objects(memo[0], parsed):
-            return memo[1]
+            return memo[1], memo[2]
         assigned = _assign_ids(parsed)
-        self._ids_memo = (parsed, assigned)
-        return assigned
+        invisible = _invisible_warnings(assigned)
+        self._ids_memo = (parsed, assigned, invisible)
+        return assigned, invisible
 
     def git_root(self, cwd: str) -> str | None:
         """Resolved once per working directory (RULE-SPEC §1)."""
@@ -132,6 +136,22 @@ def cwd_only_warnings(context: DiscoveryContext, importers: Sequence[ImporterInf
     if cache is not None:
         cache[key] = warnings
     return warnings
+
+
+def _invisible_warnings(rules: Sequence[Rule]) -> tuple[RuleWarning, ...]:
+    """An ``invisible-characters`` warning for each rule whose text hides characters a
+    reviewer cannot see (the section shows them as escapes, so the model reads no more
+    than the reviewer can)."""
+    found = []
+    for rule in rules:
+        hidden = sorted({f"U+{ord(c):04X}" for c in invisible_in(rule.body + rule.description)})
+        if hidden:
+            shown = ", ".join(hidden[:5]) + (f" and {len(hidden) - 5} more" if len(hidden) > 5 else "")
+            found.append(RuleWarning("invisible-characters", rule.file.path, (
+                f"the rule holds invisible characters ({shown}) a reader cannot see but a model reads; they are "
+                "shown as escapes in the section — remove them unless you put them there on purpose"
+            ), rule.file.plugin))
+    return tuple(found)
 
 
 def _containment(cwd: str, git_root: str | None) -> Containment:

@@ -23,7 +23,7 @@ from rules_core.engine import Engine
 from rules_core.git import current_branch
 from rules_core.lookup import READ_RULE_DESCRIPTION, find_by_id, normalize_touched
 from rules_core.model import Evaluation, Facts, Rule
-from rules_core.safe import safe_line, safe_lines
+from rules_core.safe import reveal_invisible, safe_line, safe_lines
 
 from . import attach
 from .facts import LIVE, host_facts, max_tokens
@@ -376,7 +376,7 @@ class Session:
         if reading.rule is None:
             return safe_lines(reading.refusal or "")
         # The model asked by a path several rules share: it must learn how to reach the others.
-        return reading.rule.body + (f"\n\n{reading.note}" if reading.note else "")
+        return reveal_invisible(reading.rule.body) + (f"\n\n{reading.note}" if reading.note else "")
 
     def _rules(self) -> tuple[Rule, ...]:
         """The enriched rules of the last real cycle; before any cycle, a fresh discovery."""

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from rules_core import hookimpl
 from rules_core.model import Outcome, Rule
-from rules_core.safe import safe_line
+from rules_core.safe import reveal_invisible, safe_line
 
 HEADER = "# Rules"
 FRAMING = (
@@ -72,7 +72,9 @@ def render_entry(outcome: Outcome) -> str:
     if level:
         lines.append(f"> Level: {level}")
     head = "\n".join(lines)
-    return f"{head}\n\n{guard_body(rule.body)}" if rule.body else head
+    # Invisible characters (ASCII smuggling) are shown as escapes: the model reads exactly
+    # what a person reviewing the rule can see.
+    return f"{head}\n\n{reveal_invisible(guard_body(rule.body))}" if rule.body else head
 
 
 def render_index_line(rule: Rule) -> str:
