@@ -26,6 +26,10 @@ from .paths import ancestors_between
 from .safe import invisible_in
 
 MAX_CWDS = 256  # git roots remembered, one per working directory asked about
+# What one discovery loads at most, whatever the sources list (issue 14, "caps with
+# reports"): rule files, and characters of rule text read.
+MAX_RULE_FILES = 10_000
+MAX_RULE_BYTES_TOTAL = 64 * 1024 * 1024
 MAX_TREES = 24  # cached tree walks and their per-marker owners: 8 working directories
 
 
@@ -73,13 +77,23 @@ class Discoverer:
         rules: list[Rule] = []
         errors = list(import_errors)
         errors += sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
-        for rule_file in files:
+        if len(files) > MAX_RULE_FILES:
+            errors.append(_over_cap(cwd, f"the sources list {len(files)} rule files, over the limit of "
+                                         f"{MAX_RULE_FILES} per discovery", len(files) - MAX_RULE_FILES))
+            files = files[:MAX_RULE_FILES]
+        read = 0
+        for position, rule_file in enumerate(files):
             result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
             if result is None:
                 continue
             errors.extend(result.errors)
             if result.rule is not None:
                 rules.append(_ensure_compiled(result.rule))
+                read += len(result.rule.body)
+                if read > MAX_RULE_BYTES_TOTAL and position + 1 < len(files):
+                    errors.append(_over_cap(cwd, f"the rules read so far hold over {MAX_RULE_BYTES_TOTAL} characters, "
+                                                 "the limit per discovery", len(files) - position - 1))
+                    break
         warnings = cwd_only_warnings(context, self.hooks.importers()) if trusted else ()
         assigned, invisible = self._ids_for(tuple(rules))
         return Discovery(assigned, tuple(errors), (*warnings, *invisible))
@@ -136,6 +150,13 @@ def cwd_only_warnings(context: DiscoveryContext, importers: Sequence[ImporterInf
     if cache is not None:
         cache[key] = warnings
     return warnings
+
+
+def _over_cap(cwd: str, why: str, left_out: int) -> RuleError:
+    return RuleError("source-unreadable", cwd, (
+        f"{why}; the rules first in discovery order loaded, the other {left_out} "
+        f"rule file{'s' if left_out != 1 else ''} did not — remove or move rule files"
+    ), "engine")
 
 
 def _invisible_warnings(rules: Sequence[Rule]) -> tuple[RuleWarning, ...]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
 
+from rules_core import discovery, listing
 from rules_core.discovery import _assign_ids
 from rules_core.model import Facts, Rule, RuleFile
 from rules_core.safe import reveal_invisible
@@ -104,3 +106,45 @@ def test_ids_of_many_same_named_files_take_linear_work():
     assert ratio < 8, ratio
     assert [r.id for r in _assign_ids(large)][:3] == ["x", "x-2", "x-3"]
 
+
+
+# -- attack 16: caps on what one discovery loads -------------------------------------------
+
+
+def _many(project, folder: str, count: int) -> None:
+    rules = project.cwd / folder
+    rules.mkdir(parents=True)
+    first = rules / "r00000.md"
+    first.write_text(rule_text("Body.", alwaysApply=True))
+    for number in range(1, count):
+        os.link(first, rules / f"r{number:05d}.md")  # linking is much faster than writing
+
+
+def test_a_rules_directory_past_the_cap_loads_the_first_and_says_so(rule_project):
+    _many(rule_project, ".pi/rules", listing.MAX_FILES_PER_ROOT + 50)
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert len(found.rules) == listing.MAX_FILES_PER_ROOT
+    assert found.rules[-1].id == f"r{listing.MAX_FILES_PER_ROOT - 1:05d}"
+    (error,) = found.errors
+    assert (error.kind, error.path) == ("source-unreadable", str(rule_project.cwd / ".pi/rules"))
+    assert f"holds {listing.MAX_FILES_PER_ROOT + 50} rule files, over the limit of " in error.message
+
+
+def test_discovery_past_the_file_cap_loads_the_first_and_says_so(rule_project, monkeypatch):
+    monkeypatch.setattr(discovery, "MAX_RULE_FILES", 30)
+    _many(rule_project, ".pi/rules", 40)
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert len(found.rules) == 30
+    assert [e.message for e in found.errors] == [
+        "the sources list 40 rule files, over the limit of 30 per discovery; the rules first in discovery order "
+        "loaded, the other 10 rule files did not — remove or move rule files"
+    ]
+
+
+def test_discovery_past_the_text_cap_stops_reading(rule_project, monkeypatch):
+    monkeypatch.setattr(discovery, "MAX_RULE_BYTES_TOTAL", 100)
+    rule_project.write({f".pi/rules/r{n}.md": rule_text("x" * 40, alwaysApply=True) for n in range(6)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert len(found.rules) == 3
+    assert "hold over 100 characters, the limit per discovery" in found.errors[0].message
+    assert "the other 3 rule files did not" in found.errors[0].message
