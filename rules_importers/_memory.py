@@ -99,12 +99,22 @@ def is_folder_scoped(rule_file: RuleFile) -> bool:
     return rule_file.source == "project" and rule_file.order[2].startswith(_NESTED)
 
 
+EMPTY = "turned off: the file is empty, so there is nothing to send"
+BINARY = "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text"
+
+
 def memory_rule(rule_file: RuleFile, body: str, *, depends: tuple[str, ...] = (),
-                errors: tuple[RuleError, ...] = ()) -> ParseResult:
+                errors: tuple[RuleError, ...] = (), empty: str = EMPTY) -> ParseResult:
     """The rule of a memory file: always, or every touched path under its folder when
-    folder-scoped. Described by its first heading, else by where it is."""
+    folder-scoped. Described by its first heading, else by where it is. A binary file is
+    a read failure; an empty one is listed, never active (``empty`` says why): a rule
+    with nothing to say would only cost a section heading."""
+    if "\x00" in body:
+        return ParseResult(None, (RuleError("read-failure", rule_file.path, BINARY, rule_file.plugin),))
     description = first_heading(body, closing=True) or f"{rule_file.relative_path} ({rule_file.plugin})"
-    if is_folder_scoped(rule_file):
+    if not body.strip():
+        rule = imported_rule(rule_file, description=description, body=body, inactive_reason=empty)
+    elif is_folder_scoped(rule_file):
         rule = imported_rule(rule_file, description=description, body=body, globs=("**",))
     else:
         rule = imported_rule(rule_file, description=description, body=body, always_apply=True)

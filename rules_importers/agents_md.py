@@ -17,7 +17,7 @@ from typing import Mapping
 from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
-from ._lenient import enabled, finish, imported_rule
+from ._lenient import enabled
 from ._memory import AGENTS_GROUPS, memory_rule, memory_sources
 
 NAME = "agents-md"
@@ -46,8 +46,4 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
         return None
     # AGENTS.md has no frontmatter: the whole text is the body, verbatim — a leading
     # `---` block (a docs site's `layout:`/`title:`) is kept as Codex keeps it.
-    if not text.strip():
-        # Listed, never active: a rule with nothing to say would only cost a section line.
-        description = f"{rule_file.relative_path} ({NAME})"
-        return finish(imported_rule(rule_file, description=description, body=text, inactive_reason=EMPTY))
-    return memory_rule(rule_file, text)
+    return memory_rule(rule_file, text, empty=EMPTY)

@@ -52,11 +52,8 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
 def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult | None:
     if rule_file.schema != NAME:
         return None
-    if "\x00" in text:  # binary, not markdown: it would be an always-on rule of NUL bytes
-        return ParseResult(None, (RuleError(
-            "read-failure", rule_file.path,
-            "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text", NAME,
-        ),))
+    if "\x00" in text:  # binary, not markdown: never expanded (memory_rule reports it)
+        return memory_rule(rule_file, text)
     # ``@~/`` names the home folder; a project file's imports never leave its bound, so
     # the user's real home only ever serves the message that says so.
     home = rule_file.bound if rule_file.source == "global" else os.path.expanduser("~")

@@ -1,4 +1,4 @@
-"""The ``continue`` importer: Continue's rule files, read in place (docs/drafts/continue.md).
+"""The ``continue`` importer: Continue's rule files, read in place (docs/importers.md, "The continue importer").
 
 Project files (trusted projects only): ``<cwd>/.continue/rules/**/*.md``. User level:
 ``~/.continue/rules/**/*.md`` as global rules. The mapping follows Continue's own

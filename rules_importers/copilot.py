@@ -111,14 +111,7 @@ def _repository_wide(context: DiscoveryContext) -> list[RuleFile | RuleError]:
 def _repository_wide_rule(rule_file: RuleFile, text: str) -> ParseResult:
     """The whole text, verbatim and always applied: GitHub documents the file as natural
     language in Markdown, with no frontmatter, so a leading ``---`` block is kept as text."""
-    if "\x00" in text:  # binary, not markdown: it would be an always-on rule of NUL bytes
-        message = "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text"
-        return ParseResult(None, (RuleError("read-failure", rule_file.path, message, NAME),))
-    if not text.strip():
-        # Listed, never active: a rule with nothing to say would only cost a section heading.
-        description = f"{REPO_WIDE} ({NAME})"
-        return finish(imported_rule(rule_file, description=description, body=text, inactive_reason=EMPTY))
-    return memory_rule(rule_file, text)
+    return memory_rule(rule_file, text, empty=EMPTY)
 
 
 def _custom_dirs(context: DiscoveryContext) -> list[RuleFile | RuleError]:

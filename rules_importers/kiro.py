@@ -1,4 +1,4 @@
-"""The ``kiro`` importer: Kiro's steering files, read in place (docs/drafts/kiro.md).
+"""The ``kiro`` importer: Kiro's steering files, read in place (docs/importers.md, "The kiro importer").
 
 Project files (trusted projects only): ``<cwd>/.kiro/steering/**/*.md``. User level:
 ``~/.kiro/steering/**/*.md`` as global rules. Kiro's ``inclusion`` decides: ``always``

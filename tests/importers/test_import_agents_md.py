@@ -1,4 +1,4 @@
-"""The ``agents-md`` importer (docs/drafts/agents-md.md): AGENTS.md files read in place,
+"""The ``agents-md`` importer (docs/importers.md, "The agents-md importer"): AGENTS.md files read in place,
 always for cwd and its ancestors up to the git root, per folder below cwd."""
 
 from __future__ import annotations

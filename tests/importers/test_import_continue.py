@@ -1,4 +1,4 @@
-"""The ``continue`` importer (docs/drafts/continue.md): Continue's rule files read in place."""
+"""The ``continue`` importer (docs/importers.md, "The continue importer"): Continue's rule files read in place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``kiro`` importer (docs/drafts/kiro.md): Kiro steering files read in place."""
+"""The ``kiro`` importer (docs/importers.md, "The kiro importer"): Kiro steering files read in place."""
 
 from __future__ import annotations
 
