@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from .cache import FileCache, evict_oldest
 from .compiled import compile_rule
 from .containment import Containment
+from .deadline import deadline_error, expired
 from .git import find_git_root
 from .hooks import Hooks
 from .imports import IMPORT_ENV, select_importers
@@ -83,6 +84,10 @@ class Discoverer:
             files = files[:MAX_RULE_FILES]
         read = 0
         for position, rule_file in enumerate(files):
+            if expired():
+                left = len(files) - position
+                errors.append(deadline_error(cwd, f"{left} rule file{'s' if left != 1 else ''} not read"))
+                break
             result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
             if result is None:
                 continue

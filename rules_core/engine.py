@@ -13,7 +13,8 @@ from typing import Mapping, Sequence
 
 import pluggy
 
-from .cache import ScanCache
+from .cache import ScanCache, evict_oldest
+from .deadline import DeadlineExceeded, budget_ms, deadline, deadline_error, expired
 from .discovery import Discoverer, internal_error, same_objects
 from .hooks import Hooks
 from .imports import IMPORT_ENV
@@ -36,6 +37,8 @@ from .select import select
 from .stream_model import StreamSpec
 
 MUTED_REASON = "muted for this session"
+CUT_REASON = "not judged: the evaluation ran out of time (PI_RULES_DEADLINE_MS)"
+MAX_OVERRAN = 256
 PATH_CONDITION = "globs"
 
 
@@ -57,17 +60,21 @@ class Engine:
         self._scans = ScanCache()
         self._last: tuple[tuple[object, ...], Evaluation] | None = None
         self._tokens: dict[str, int] = {}
+        self.deadline_ms = budget_ms(self.env)
+        self._overran: dict[str, None] = {}  # scan roots that overran a deadline: not scanned again
 
     def discover(self, cwd: str, trusted: bool = True) -> Discovery:
         """Every rule and error the sources and schemas yield, ids and indexes assigned."""
-        return self.discovery.discover(cwd, trusted)
+        with deadline(self.deadline_ms):
+            return self.discovery.discover(cwd, trusted)
 
     # -- evaluation ------------------------------------------------------------------
 
     def evaluate(self, facts: Facts, discovery: Discovery | None = None) -> Evaluation:
-        """Run one evaluation for ``facts``. Never raises."""
+        """Run one evaluation for ``facts`` within the engine's deadline. Never raises."""
         try:
-            return self._evaluate(facts, discovery)
+            with deadline(self.deadline_ms):
+                return self._evaluate(facts, discovery)
         except Exception as exc:
             return Evaluation(facts, (), (internal_error(facts.cwd, exc),), (), (), "", 0, 0)
 
@@ -114,8 +121,15 @@ class Engine:
             cwd=cwd,
         )
         verdicts: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        unjudged = 0
         for rule in live:
-            verdicts[rule.id] = self._judge(rule, context)
+            if expired():  # the rest cannot activate: inactive, and said so once below
+                verdicts[rule.id] = (False, (CUT_REASON,))
+                unjudged += 1
+            else:
+                verdicts[rule.id] = self._judge(rule, context)
+        if unjudged:
+            errors.append(deadline_error(cwd, f"{unjudged} rule{'s' if unjudged != 1 else ''} not judged"))
         matched = [r for r in live if verdicts[r.id][0]]
         selection = select(matched, facts.max_tokens, self._rule_tokens)
         active_ids = {r.id for r in selection.active}
@@ -224,8 +238,17 @@ class Engine:
                 queries.setdefault(rule.file.base, {}).setdefault(query, None)
         pool: dict[str, Mapping[tuple[str, ...], str | None]] = {}
         for root, root_queries in queries.items():
+            if root in self._overran:
+                errors.append(deadline_error(root, "its exists scan overran the deadline earlier, so it is not "
+                                             "scanned again in this session"))
+                continue
             try:
                 pool[root] = self._scans.get(root, tuple(root_queries), git_root, self.hooks.scan)
+            except DeadlineExceeded:
+                self._overran[root] = None
+                evict_oldest(self._overran, MAX_OVERRAN)
+                errors.append(deadline_error(root, "the exists scan was cut; exists matching sees no files "
+                                             "there for the rest of this session"))
             except Exception as exc:
                 errors.append(
                     RuleError(
@@ -260,7 +283,8 @@ class Engine:
     def explain(self, facts: Facts, path: str) -> Explanation:
         """The ``why <path>`` report: what touching ``path`` would activate, and why."""
         try:
-            return self._explain(facts, path)
+            with deadline(self.deadline_ms):
+                return self._explain(facts, path)
         except Exception as exc:
             return Explanation(path, (), (internal_error(facts.cwd, exc),))
 

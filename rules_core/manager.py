@@ -18,6 +18,7 @@ import importlib_metadata
 import pluggy
 
 from . import hookspecs
+from .deadline import DeadlineExceeded
 
 ENTRY_POINT_GROUP = "pi_rules"
 DISABLE_ENV = "PI_RULES_DISABLE_PLUGINS"
@@ -120,6 +121,8 @@ def _contained(function: Callable[..., Any], plugin_name: str) -> Callable[..., 
     def call(*args: Any) -> Any:
         try:
             return function(*args)
+        except DeadlineExceeded:
+            raise  # not a fault of the plugin: the call's budget is spent (rules_core.deadline)
         except Exception as exc:
             sink = FAULTS.get()
             if sink is None:
