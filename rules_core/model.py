@@ -280,6 +280,9 @@ class Facts:
     # Which agent asks: ``main`` for the top-level session, ``sub`` for an unnamed
     # sub-agent, else the sub-agent's name (rules may be scoped with ``agents:``).
     agent: str = "main"
+    # What happens to a pinned rule the budget leaves out: ``drop`` (RULE-SPEC, the default)
+    # or ``index`` (also listed in the on-demand index, so the model can fetch it).
+    overflow: str = "drop"
     # The host the rules are for (``pi``, ``claude-code``, a third party's name), or None.
     # Files a host's agent reads itself are left out for it (``pi_rules_host_reads``).
     host: str | None = None
