@@ -115,10 +115,14 @@ class Discoverer:
         return assigned, invisible
 
     def git_root(self, cwd: str) -> str | None:
-        """Resolved once per working directory (RULE-SPEC §1)."""
+        """Resolved once per working directory (RULE-SPEC §1). The bound is the project,
+        not what git says: ``/``, the home folder and its ancestors are never a project's
+        root (a dotfiles repository in the home folder would otherwise take in ``~/.ssh``);
+        without a root the project is cwd alone."""
         if cwd not in self._git_roots:
             evict_oldest(self._git_roots, MAX_CWDS - 1)  # a host that wanders stays bounded
-            self._git_roots[cwd] = find_git_root(cwd)
+            root = find_git_root(cwd)
+            self._git_roots[cwd] = None if root is not None and _holds_home(root, self.home) else root
         return self._git_roots[cwd]
 
     def tree_changed(self) -> None:
@@ -178,6 +182,18 @@ def _invisible_warnings(rules: Sequence[Rule]) -> tuple[RuleWarning, ...]:
                 "shown as escapes in the section — remove them unless you put them there on purpose"
             ), rule.file.plugin))
     return tuple(found)
+
+
+def _holds_home(root: str, home: str | None) -> bool:
+    """Whether ``root`` is ``/`` or contains the home folder (compared as spelled: git
+    itself never searches into the home folder from below, ``rules_core.git``)."""
+    root = os.path.normpath(root)
+    if root == "/":
+        return True
+    if not home or not os.path.isabs(home):
+        return False
+    home = os.path.normpath(home)
+    return home == root or home.startswith(root + "/")
 
 
 def _containment(cwd: str, git_root: str | None) -> Containment:

@@ -16,7 +16,7 @@ from rules_core.model import Facts
 from rules_core.select import parse_max_tokens
 
 MAX_TOKENS_ENV = "PI_RULES_MAX_TOKENS"
-LIVE = object()  # the branch default: ask git in cwd, now
+LIVE = object()  # the branch default: ask git in cwd, now (trusted projects only)
 
 
 def host_facts(
@@ -34,9 +34,10 @@ def host_facts(
     host: str | None = None,
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
-    is ``LIVE`` (read git now), a name, or ``None``/blank for absent."""
+    is ``LIVE`` (read git now), a name, or ``None``/blank for absent. An untrusted
+    project has no live branch: no process runs in it, and git would read its config."""
     if branch is LIVE:
-        branch = current_branch(cwd)
+        branch = current_branch(cwd) if trusted else None
     return Facts(
         cwd=cwd,
         trusted=trusted,

@@ -324,7 +324,8 @@ class Session:
         """The last cycle's facts (tools, model, branch) over the current session state."""
         base = self._last.facts if self._last is not None else None
         if base is None:
-            base = Facts(cwd=self.cwd, branch=current_branch(self.cwd) if fresh else None)
+            # No git for an untrusted project (issue 14, attack 5): no process runs in it.
+            base = Facts(cwd=self.cwd, branch=current_branch(self.cwd) if fresh and self.trusted else None)
         return replace(
             base, cwd=self.cwd, trusted=self.trusted, touched=self.touched, prompt=prompt,
             mutes=frozenset(self._mutes), max_tokens=self.max_tokens, agent=self.agent, host=self.host,

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
+import stat
 import sys
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from rules_core.engine import Engine
+from rules_core.git import git_output
 from rules_core.lookup import normalize_touched
 from rules_core.model import Facts
 from rules_core.safe import safe_json, safe_line
@@ -152,10 +153,8 @@ def _check(spec: StreamSpec, text: str, path: str) -> Iterator[Finding]:
 
 
 def _load(path: str, skipped: dict[str, int]) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_SCAN_BYTES + 1)
-    except OSError:
+    data = _read_regular(path)
+    if data is None:
         skipped["unreadable"] += 1
         return None
     if len(data) > MAX_SCAN_BYTES:
@@ -167,14 +166,45 @@ def _load(path: str, skipped: dict[str, int]) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def _read_regular(path: str) -> bytes | None:
+    """At most ``MAX_SCAN_BYTES`` + 1 bytes of a regular file, or ``None``.
+
+    Opened non-blocking, without following a final link, and checked to be a regular
+    file before reading (as ``rules_core.reading`` does): a FIFO named like a watched
+    file, or one swapped in after listing, would otherwise block ``open`` forever
+    (issue 14, attack 12)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        remaining = MAX_SCAN_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _files(root: str, use_git: bool) -> Iterator[str]:
-    """Every file below ``root`` git would not ignore, in sorted order. An untrusted
-    project is not handed to git (its config can run commands, e.g. core.fsmonitor)."""
+    """Every regular file below ``root`` git would not ignore, in sorted order; links,
+    FIFOs, sockets and devices are never scanned. An untrusted project is not handed to
+    git (its config can run commands, e.g. core.fsmonitor)."""
     listed = _git_files(root) if use_git else None
     if listed is not None:
         for rel in sorted(listed):
             path = os.path.join(root, rel)
-            if os.path.isfile(path) and not os.path.islink(path):
+            if _is_regular(path):
                 yield path
         return
     for current, dirs, files in os.walk(root):
@@ -182,18 +212,20 @@ def _files(root: str, use_git: bool) -> Iterator[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
         for name in sorted(files):
             path = os.path.join(current, name)
-            if not os.path.islink(path):
+            if _is_regular(path):
                 yield path
 
 
-def _git_files(root: str) -> Sequence[str] | None:
+def _is_regular(path: str) -> bool:
     try:
-        done = subprocess.run(
-            ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            capture_output=True, timeout=60, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _git_files(root: str) -> Sequence[str] | None:
+    # rules_core.git runs git by absolute path with the repository variables cleared.
+    output = git_output(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".", timeout=60)
+    if output is None:
         return None
-    if done.returncode != 0:
-        return None
-    return [p for p in done.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
+    return [p for p in output.decode("utf-8", errors="surrogateescape").split("\0") if p]

@@ -4,16 +4,21 @@ One sorted depth-first ``os.scandir`` walk answers every query: the first file f
 a query is its answer, the walk stops once all are answered, and directories that no
 unanswered query can reach are never listed. Inside a git repository, git's ignore
 rules apply (``rules_core.ignore``); ``.git`` and ``node_modules`` are never entered and
-symlinked directories never followed.
+symlinked directories never followed. A symlink counts as a file only when it leads to a
+regular file inside the bound (the git root, or ``root`` without one), resolved by
+``Containment``, which never touches a target outside: a link out must not make a
+rule's activation depend on a file outside the project (issue 14, attack 10).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import Callable, Iterator, Sequence
 
 from rules_core import hookimpl
+from rules_core.containment import Containment
 from rules_core.listing import NEVER_SCANNED
 from rules_core.globs import Glob, GlobError, compile_glob, last_segment, literal_prefix
 
@@ -45,7 +50,7 @@ def present_files(root: str, git_root: str | None) -> list[str]:
         return []
     return [
         f"{d}/{name}" if d else name
-        for d, names in _walk(root, ignores, lambda _: True)
+        for d, names in _walk(root, ignores, lambda _: True, _bound(root, git_root))
         for name in names
         if ignores is None or not ignores.excluded(f"{d}/{name}" if d else name, False)
     ]
@@ -130,7 +135,7 @@ class _Scan:
         last_dir: str | None = None
         by_ext: dict[str, list[_Filter]] = {}
         star: list[_Filter] = []
-        for rel_dir, names in _walk(self.root, ignores, self._wanted):
+        for rel_dir, names in _walk(self.root, ignores, self._wanted, _bound(self.root, self.git_root)):
             if rel_dir != last_dir:  # a directory yields one run per subdirectory
                 last_dir, base = rel_dir, rel_dir + "/" if rel_dir else ""
                 groups = [g for g in self.groups.values() if g.live and g.holds(rel_dir)]
@@ -218,8 +223,27 @@ def _ignores(root: str, git_root: str | None) -> IgnoreStack | None:
     return None if git_root is None else IgnoreStack(root, git_root)
 
 
-def _walk(root: str, ignores: IgnoreStack | None,
-          wanted: Callable[[str], bool]) -> Iterator[tuple[str, list[str]]]:
+def _bound(root: str, git_root: str | None) -> Containment:
+    """Where a symlink's target must lie for the link to count: the git root when it
+    holds ``root``, else ``root`` itself (the engine's bound without git is cwd, at or
+    above ``root`` for project rules, so this is never wider)."""
+    root = os.path.normpath(root)
+    if git_root is not None:
+        git_root = os.path.normpath(git_root)
+        if root == git_root or root.startswith(git_root.rstrip("/") + "/"):
+            return Containment(git_root, "the git root")
+    return Containment(root, "the scan root")
+
+
+def _leads_to_file(bound: Containment, path: str) -> bool:
+    """Whether the symlink ``path`` resolves, inside ``bound``, to a regular file. A link
+    leading out is never stat-ed through (``DirEntry.is_file()`` would)."""
+    resolved = bound.resolve(os.path.normpath(path))
+    return isinstance(resolved, tuple) and stat.S_ISREG(resolved[1].st_mode)
+
+
+def _walk(root: str, ignores: IgnoreStack | None, wanted: Callable[[str], bool],
+          bound: Containment) -> Iterator[tuple[str, list[str]]]:
     """Yield ``(directory, run of file names)`` so that files come in sorted path order.
 
     Depth-first, entries sorted by ``name + "/"`` for directories and ``name`` for files:
@@ -242,9 +266,11 @@ def _walk(root: str, ignores: IgnoreStack | None,
                     try:
                         if e.is_dir(follow_symlinks=False):
                             entries.append((e.name + "/", e.name, True))
-                        elif e.is_file():  # a regular file, or a symlink to one
+                        elif e.is_file(follow_symlinks=False):  # a regular file
                             entries.append((e.name, e.name, False))
-                            has_ignore_file |= e.name == ".gitignore" and not e.is_symlink()
+                            has_ignore_file |= e.name == ".gitignore"
+                        elif e.is_symlink() and _leads_to_file(bound, os.path.join(path, e.name)):
+                            entries.append((e.name, e.name, False))
                     except OSError:
                         continue  # vanished between listing and looking
         except OSError:
