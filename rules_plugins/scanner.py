@@ -22,6 +22,7 @@ from rules_core.containment import Containment
 from rules_core.listing import NEVER_SCANNED
 from rules_core.globs import Glob, GlobError, compile_glob, last_segment, literal_prefix
 
+from rules_core.deadline import check as check_deadline
 from rules_core.ignore import IgnoreStack
 
 __all__ = ["pi_rules_scan", "present_files"]
@@ -255,6 +256,7 @@ def _walk(root: str, ignores: IgnoreStack | None, wanted: Callable[[str], bool],
     frames: list[tuple[str, list[tuple[str, str, bool]], list[int], bool]] = []
 
     def enter(rel: str) -> None:
+        check_deadline()  # a huge tree must not outlive the host call (rules_core.deadline)
         path = os.path.join(root, rel) if rel else root
         entries: list[tuple[str, str, bool]] = []
         has_ignore_file = False

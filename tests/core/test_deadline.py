@@ -102,3 +102,14 @@ def test_no_deadline_when_switched_off(rule_project, clock):
     rule_project.write({f".pi/rules/r{n:02d}.md": rule_text(alwaysApply=True) for n in range(5)})
     clock.step = 100.0
     assert len(_engine(rule_project, ms="off").discover(str(rule_project.cwd)).rules) == 5
+
+
+def test_the_real_exists_scan_is_cut_inside_a_big_tree(rule_project, clock):
+    files = {f"src/d{n:03d}/f.py": "" for n in range(60)}
+    rule_project.write({".pi/rules/e.md": rule_text(globs=["**/*.ts"], match="exists"), **files})
+    engine = _engine(rule_project)
+    discovery = engine.discover(str(rule_project.cwd))
+    clock.step = 0.05  # the 1,000 ms budget lasts about twenty directories
+    evaluation = engine.evaluate(Facts(cwd=str(rule_project.cwd)), discovery)
+    assert any("the exists scan was cut" in e.message for e in evaluation.errors)
+    assert {o.rule.id: o.status for o in evaluation.outcomes} == {"e": "inactive"}
