@@ -1,32 +1,27 @@
 """Stream rules at run time: watch the model's output as it streams, say what fires.
 
-(Slightly over 400 lines: the watcher's per-stream buffers, its windowed search and its
-fault switch-off share one invariant — linear work however the text is split — and read
-best together; the values already live in ``stream_model.py``.)
-
 A stream rule never enters the system-prompt section. A plugin (the built-in
 ``stream``) turns it into a ``StreamSpec`` through ``pi_rules_stream_spec``; the
 ``StreamWatcher`` here feeds every delta of prose, thinking and tool-call arguments to
 the specs whose scope admits that surface, and reports the rules that fired and
 whether the host should interrupt the model.
 
-Matching is incremental: each delta is searched together with the last few characters
-before it (the longest match a pattern can make, capped at ``WINDOW``), so a stream of
-n characters costs O(n) however it is split. A pattern whose matches can be longer than
-the window is also searched once over the whole stream when it ends, so the rules that
-fire never depend on how the text was split (docs/stream.md).
+Matching is incremental: each delta is searched with the few characters before it that
+a match ending in it could have started in (capped at ``WINDOW``), so a stream costs O(n)
+however it is split; a pattern whose matches can be longer is also searched over the
+whole stream when it ends (docs/stream.md). ``stream_plan`` groups the candidates into
+searches; ``stream_budget`` says what each may cost and switches off what costs more;
+``stream_buffer`` holds one stream's text, bounded by bytes.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any, Sequence
-
-import regex
+from typing import Any, Mapping, Sequence
 
 from .compiled import EMPTY_GLOBSET
 from .model import Rule
+from .stream_budget import MAX_FAULTS, SEARCH_SECONDS, Meter, StreamBudget  # noqa: F401
 # The values live in stream_model; importing them from here keeps one public module.
 from .stream_model import (  # noqa: F401
     INTERRUPT_MODES,
@@ -44,75 +39,15 @@ from .stream_model import (  # noqa: F401
     Surface,
     ToolOutput,
 )
+from .stream_buffer import StreamBuffer as _Stream, cap_note, key as _key, source as _source
+from .stream_plan import WINDOW, Plan, lookback, make_plan
 
-# The longest match the per-delta search looks for; longer matches of unbounded
-# patterns are found by the whole-stream search when the stream ends.
-WINDOW = 256
 # Characters kept before the search window so ``^``, ``\b`` and look-behinds see the
 # real text before it rather than a false start of string.
 CONTEXT = 64
-# Per stream, text kept for the end-of-stream search and ast conditions (1 Mi chars),
-# and streams open at once (a hostile host inventing call ids evicts its own oldest).
-STORE_LIMIT = 1024 * 1024
+# Streams open at once (a hostile host inventing call ids evicts its own oldest).
 MAX_STREAMS = 64
 SNIPPET = 60
-# One search may take this long. Conditions are author-written regexes from unvetted
-# repositories: one that backtracks catastrophically is given up on, not waited for.
-SEARCH_SECONDS = 0.1
-MAX_FAULTS = 16
-
-
-
-@dataclass
-class _Stream:
-    surface: str
-    tool: str | None
-    path: str | None
-    eligible: list[StreamSpec]
-    tail: str = ""
-    length: int = 0
-    chunks: list[str] = field(default_factory=list)
-    stored: int = 0
-    fired: set[str] = field(default_factory=set)
-    # (watcher epoch, candidates, their search plan): recomputed only when rules fire,
-    # the turn changes or the watcher is re-armed, not at every delta.
-    cache: tuple[int, list[StreamSpec], Any] | None = None
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """How one set of candidate rules is searched: ``groups`` are alternations (regex,
-    the widest match it needs to look back for, its members); ``alone`` the patterns
-    that cannot join one. Members are (order, spec, pattern), order = discovery order."""
-
-    groups: tuple[tuple[Any, int, tuple[tuple[int, StreamSpec, StreamPattern], ...]], ...]
-    alone: tuple[tuple[int, StreamSpec, StreamPattern], ...]
-
-
-def _make_plan(specs: Sequence[StreamSpec]) -> _Plan:
-    short: list[tuple[int, StreamSpec, StreamPattern]] = []
-    long: list[tuple[int, StreamSpec, StreamPattern]] = []
-    alone: list[tuple[int, StreamSpec, StreamPattern]] = []
-    for order, spec in enumerate(specs):
-        for pattern in spec.patterns:
-            member = (order, spec, pattern)
-            if not pattern.joinable:
-                alone.append(member)
-            elif pattern.width is not None and pattern.width <= WINDOW:
-                short.append(member)
-            else:
-                long.append(member)
-    groups = []
-    for members, width in ((short, max((m[2].width or 0 for m in short), default=0)), (long, WINDOW)):
-        if not members:
-            continue
-        try:
-            union = regex.compile("|".join(m[2].scoped for m in members))
-        except (regex.error, RecursionError, OverflowError):
-            alone += members  # too big or too odd to join: search each on its own
-            continue
-        groups.append((union, max(width, 1), tuple(members)))
-    return _Plan(tuple(groups), tuple(alone))
 
 
 class StreamWatcher:
@@ -127,6 +62,7 @@ class StreamWatcher:
         gate: Gate | None = None,
         touched: Sequence[str] = (),
         render: Renderer | None = None,
+        budget: StreamBudget | None = None,
     ) -> None:
         self._gate = gate or (lambda rule, paths: True)
         self._render = render
@@ -135,12 +71,10 @@ class StreamWatcher:
         self._streams: dict[tuple[str, str, str], _Stream] = {}
         self._turn = 0
         self._last_fired: dict[str, int] = {}
-        self._plans: dict[tuple[int, ...], _Plan] = {}
+        self._plans: dict[tuple[int, tuple[int, ...]], Plan] = {}
         self._epoch = 0
-        # Rules whose condition took longer than SEARCH_SECONDS: off for this watcher.
-        self._slow: set[str] = set()
-        self.faults: list[str] = []  # the latest MAX_FAULTS
-        self.fault_count = 0  # all of them, so a caller can tell a new one arrived
+        # Times every search; rules too slow are off for the session (stream_budget).
+        self._meter = Meter(budget)
         # Firings found while a late file path admitted new rules, reported with the delta.
         self._pending: list[Firing] = []
         self.arm(specs, touched)
@@ -169,10 +103,35 @@ class StreamWatcher:
         self._streams.clear()
 
     def reset(self) -> None:
-        """After a compaction or branch switch: the rules fired so far may fire again."""
+        """After a compaction or branch switch: the rules fired so far may fire again.
+        Rules switched off as too slow stay off: they are as slow as before."""
         self._streams.clear()
         self._last_fired.clear()
         self._epoch += 1
+
+    # -- budgets --------------------------------------------------------------------------
+
+    @property
+    def faults(self) -> list[str]:  # the latest report lines: one per call that switched off or cut
+        return self._meter.faults
+
+    @property
+    def fault_count(self) -> int:  # all report lines so far, so a caller can tell a new one arrived
+        return self._meter.fault_count
+
+    @property
+    def searches(self) -> int:
+        """Individual rule searches run so far (alternations not counted)."""
+        return self._meter.searches
+
+    def switched_off(self) -> dict[str, str]:
+        """Rules switched off as too slow: id -> fingerprint of their conditions. A host
+        that starts a process per event keeps this and hands it to ``switch_off``."""
+        return self._meter.export_off()
+
+    def switch_off(self, known: Mapping[str, str]) -> None:
+        """Rules an earlier process switched off (already reported there)."""
+        self._meter.import_off(known)
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -181,39 +140,45 @@ class StreamWatcher:
     ) -> StreamResult:
         """One delta of one stream (``source``: text, thinking or tool; tool deltas name
         the tool and, when known, the call id and the file path)."""
-        stream = self._stream(source, tool, call_id, path)
-        pending, self._pending = self._pending, []
-        if stream is None or not isinstance(delta, str) or not delta:
+        with self._meter:
+            stream = self._stream(source, tool, call_id, path)
+            pending, self._pending = self._pending, []
+            if stream is None or not isinstance(delta, str) or not delta:
+                return self._result(pending)
+            window_text, pos = self._append(stream, delta)
+            candidates = self._candidates(stream)
+            if candidates:
+                pending += self._search(stream, candidates, window_text, pos, len(window_text) - len(delta))
             return self._result(pending)
-        window_text, pos = self._append(stream, delta)
-        candidates = self._candidates(stream)
-        if candidates:
-            pending += self._search(stream, candidates, window_text, pos, len(window_text) - len(delta))
-        return self._result(pending)
 
     def end(self, source: Any, *, tool: Any = None, call_id: Any = None, path: Any = None) -> StreamResult:
         """The stream is complete: search unbounded patterns over the whole text and run
         ast conditions (tool streams only), then forget the stream."""
-        key = _key(source, tool, call_id)
-        if key is None or key not in self._streams:
-            return NOTHING
-        self._stream(source, tool, call_id, path)  # a path named only now still gates
-        stream = self._streams.pop(key)
-        firings, self._pending = self._pending, []
-        whole = "".join(stream.chunks)
-        for spec in self._candidates(stream):
-            firing = self._whole_search(stream, spec, whole)
-            if firing is not None:
-                firings.append(firing)
-                self._fired(stream, spec)
-        return self._result(firings)
+        with self._meter:
+            key = _key(source, tool, call_id)
+            if key is None or key not in self._streams:
+                return NOTHING
+            self._stream(source, tool, call_id, path)  # a path named only now still gates
+            stream = self._streams.pop(key)
+            firings, self._pending = self._pending, []
+            whole = stream.whole()
+            found_at: list[tuple[int, Firing]] = []
+            # The user's own rules first, so a repository's slow ones cannot use up their
+            # time; reported in discovery order all the same.
+            for order, spec in sorted(enumerate(self._candidates(stream)), key=lambda item: not item[1].is_global):
+                firing = self._whole_search(stream, spec, whole)
+                if firing is not None:
+                    found_at.append((order, firing))
+                    self._fired(stream, spec)
+            return self._result(firings + [firing for _, firing in sorted(found_at, key=lambda item: item[0])])
 
     def check(self, source: Any, text: Any, *, tool: Any = None, path: Any = None) -> StreamResult:
         """A complete snapshot (a file a tool would write, a snippet): feed it at once and
-        end it, on a stream of its own."""
+        end it, on a stream of its own, within one call's budget."""
         call_id = f"check:{id(text)}"
-        first = self.feed(source, text, tool=tool, call_id=call_id, path=path)
-        last = self.end(source, tool=tool, call_id=call_id, path=path)
+        with self._meter:
+            first = self.feed(source, text, tool=tool, call_id=call_id, path=path)
+            last = self.end(source, tool=tool, call_id=call_id, path=path)
         return self._result(list(first.fired) + list(last.fired))
 
     # -- internals ------------------------------------------------------------------------
@@ -237,8 +202,8 @@ class StreamWatcher:
             stream.path = path
             stream.eligible = self._eligible(stream.surface, stream.tool, path)
             stream.cache = None
-            whole = "".join(stream.chunks)
-            for spec in stream.eligible:
+            whole = stream.whole()
+            for spec in sorted(stream.eligible, key=lambda s: not s.is_global):
                 if id(spec) not in before and whole:
                     self._catch_up(stream, spec, whole)
         return stream
@@ -255,12 +220,13 @@ class StreamWatcher:
         return eligible
 
     def _candidates(self, stream: _Stream) -> list[StreamSpec]:
-        if stream.cache is None or stream.cache[0] != self._epoch:
+        version = (self._epoch, self._meter.version)
+        if stream.cache is None or stream.cache[0] != version:
             found = [
                 s for s in stream.eligible
-                if s.rule.id not in stream.fired and s.rule.id not in self._slow and self._may_fire(s)
+                if s.rule.id not in stream.fired and not self._meter.is_off(s) and self._may_fire(s)
             ]
-            stream.cache = (self._epoch, found, None)
+            stream.cache = (version, found, None)
         return stream.cache[1]
 
     def _may_fire(self, spec: StreamSpec) -> bool:
@@ -277,49 +243,46 @@ class StreamWatcher:
             pos = max(pos, min(CONTEXT, len(stream.tail)))
         stream.length += len(delta)
         stream.tail = text[-(WINDOW + CONTEXT) :]
-        if stream.stored < STORE_LIMIT:
-            kept = delta[: STORE_LIMIT - stream.stored]
-            stream.chunks.append(kept)
-            stream.stored += len(kept)
+        if stream.keep(delta):
+            self._meter.note(cap_note(stream))
         return text, pos
 
     def _search(
         self, stream: _Stream, candidates: list[StreamSpec], text: str, pos: int, delta_start: int
     ) -> list[Firing]:
-        """Search the new text (and the window before it) for every candidate's patterns.
+        """Search the new text (and the window before it) for every candidate's patterns,
+        tier by tier, the user's own rules first.
 
         Joinable patterns are searched as two alternations first — short (bounded) ones
         and long (unbounded) ones — so a delta that matches nothing costs two searches of
-        a few characters, however many rules there are."""
-        if stream.cache is not None and stream.cache[2] is not None:
-            plan = stream.cache[2]
-        else:
+        a few characters per tier, however many rules there are."""
+        cache = stream.cache
+        plan = cache[2] if cache is not None else None
+        if plan is None:
             plan = self._plan(candidates)
-            if stream.cache is not None:
-                stream.cache = (stream.cache[0], stream.cache[1], plan)
-        hits: list[tuple[int, StreamSpec, StreamPattern]] = list(plan.alone)
-        for union, width, members in plan.groups:
-            try:
-                if union.search(text, max(pos, delta_start - width + 1), timeout=SEARCH_SECONDS) is not None:
-                    hits += members
-            except TimeoutError:
-                hits += members  # one of them is slow: the searches one by one find which
-        firings: list[Firing] = []
-        for _, spec, pattern in sorted(hits, key=lambda hit: hit[0]):
-            if spec.rule.id in stream.fired or spec.rule.id in self._slow:
-                continue
-            width = pattern.width if pattern.width is not None and pattern.width <= WINDOW else WINDOW
-            found = self._find(spec, pattern, text, max(pos, delta_start - width + 1))
-            if found is not None:
-                firings.append(self._firing(stream, spec, pattern, found, stream.length - len(text)))
-                self._fired(stream, spec)
-        return firings
+            if cache is not None:
+                stream.cache = (cache[0], cache[1], plan)
+        found_at: list[tuple[int, Firing]] = []
+        for tier in plan.tiers:
+            hits = list(tier.alone)
+            for union, width, members in tier.groups:
+                start = max(pos, delta_start - width + 1)
+                if self._meter.search_union(tier.tier, union, members, text, start) is not False:
+                    hits += members  # a match, or it overran: the searches one by one tell
+            for order, spec, pattern in sorted(hits, key=lambda hit: hit[0]):
+                if spec.rule.id in stream.fired:
+                    continue
+                found = self._meter.search(spec, pattern, text, max(pos, delta_start - lookback(pattern.width) + 1))
+                if found is not None:
+                    found_at.append((order, self._firing(stream, spec, pattern, found, stream.length - len(text))))
+                    self._fired(stream, spec)
+        return [firing for _, firing in sorted(found_at, key=lambda item: item[0])]
 
-    def _plan(self, specs: list[StreamSpec]) -> _Plan:
-        key = tuple(id(s) for s in specs)
+    def _plan(self, specs: list[StreamSpec]) -> Plan:
+        key = (self._meter.version, tuple(id(s) for s in specs))  # the version: who is searched alone
         plan = self._plans.get(key)
         if plan is None:
-            plan = _make_plan(specs)
+            plan = make_plan(specs, self._meter.solo)
             if len(self._plans) > 256:
                 self._plans.clear()
             self._plans[key] = plan
@@ -329,10 +292,10 @@ class StreamWatcher:
         for pattern in spec.patterns:
             if pattern.width is not None and pattern.width <= WINDOW:
                 continue  # the per-delta windows already saw every match it can make
-            found = self._find(spec, pattern, whole, 0)
+            found = self._meter.search(spec, pattern, whole, 0)
             if found is not None:
                 return self._firing(stream, spec, pattern, found, 0)
-        if spec.ast is not None and stream.surface == "tool" and stream.path:
+        if spec.ast is not None and stream.surface == "tool" and stream.path and not self._meter.is_off(spec):
             found_ast = spec.ast(whole, stream.path)
             if found_ast:
                 return Firing(spec.rule, _source(stream), found_ast[1], spec.interrupts(stream.surface))
@@ -343,29 +306,11 @@ class StreamWatcher:
         if spec.rule.id in stream.fired or not self._may_fire(spec):
             return
         for pattern in spec.patterns:
-            found = self._find(spec, pattern, whole, 0)
+            found = self._meter.search(spec, pattern, whole, 0)
             if found is not None:
                 self._pending.append(self._firing(stream, spec, pattern, found, 0))
                 self._fired(stream, spec)
                 return
-
-    def _find(self, spec: StreamSpec, pattern: StreamPattern, text: str, pos: int) -> Any:
-        """One search under the time limit; a rule that exceeds it is switched off for
-        this watcher and reported in ``faults`` (never a hung host)."""
-        if spec.rule.id in self._slow:
-            return None
-        try:
-            return pattern.regex.search(text, pos, timeout=SEARCH_SECONDS)
-        except TimeoutError:
-            self._slow.add(spec.rule.id)
-            self._epoch += 1
-            self.fault_count += 1
-            self.faults = self.faults[-(MAX_FAULTS - 1):] + [
-                f"stream rule {spec.rule.id} ({spec.rule.relative_path}): condition /{pattern.source}/ took "
-                f"over {SEARCH_SECONDS:g} s on {len(text) - pos} characters (catastrophic backtracking?); "
-                "it is off for this session — simplify its nested or overlapping repetitions"
-            ]
-            return None
 
     def _fired(self, stream: _Stream, spec: StreamSpec) -> None:
         stream.fired.add(spec.rule.id)
@@ -389,23 +334,6 @@ class StreamWatcher:
         return StreamResult(tuple(firings), interrupt, block)
 
 
-def _key(source: Any, tool: Any, call_id: Any) -> tuple[str, str, str] | None:
-    if source not in SURFACES:
-        return None
-    if source != "tool":
-        return (source, "", "")
-    name = tool if isinstance(tool, str) else ""
-    call = call_id if isinstance(call_id, (str, int)) and not isinstance(call_id, bool) else ""
-    return (source, name, str(call))
-
-
-def _source(stream: _Stream) -> str:
-    if stream.surface != "tool":
-        return stream.surface
-    name = f"tool:{stream.tool or '?'}"
-    return f"{name}({stream.path})" if stream.path else name
-
-
 def quote_snippet(text: str) -> str:
     shown = text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
     return json.dumps(shown, ensure_ascii=False)
@@ -419,4 +347,3 @@ def globs_gate(cwd: str) -> Gate:
         return globset.first_session_match(paths, cwd, rule.file.base) is not None
 
     return gate
-

@@ -3,7 +3,9 @@ what the watcher answers (``StreamResult``). Behaviour lives in ``rules_core.str
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Literal, Sequence
 
 from .globs import Glob, normalize_path
@@ -95,6 +97,19 @@ class StreamSpec:
         if self.interrupt == "tool-only":
             return surface == "tool"
         return False
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Names the rule's conditions: a switch-off remembered across processes (the
+        Claude Code state file) holds only while the conditions are the same — an edited
+        rule gets a fresh chance."""
+        text = "\0".join((self.rule.id, *(p.source for p in self.patterns)))
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    @property
+    def is_global(self) -> bool:
+        """A rule of the user's own (global) rules: searched first, within its own budget."""
+        return self.rule.source == "global"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from rules_core.stream import SURFACES
 
 from .facts import LIVE
 from .session import Session
-from .session_file import SessionFile
+from .session_file import SessionFile, entry_refusal
 from .shapes import evaluation_json
 
 PARSE_ERROR = -32700
@@ -126,7 +126,9 @@ class Server:
             result = session.compact().to_json()
         elif method == "tool_start":
             result = session.tool_start(params["tool"], params["args"]).to_json()
-            result["persisted"] = self._persist(result["entry"])
+            result["persisted"], error = self._persist(result["entry"])
+            if error is not None:  # the host still has the entry and may persist it itself
+                result["persistError"] = error
         elif method == "tool_result":
             result = session.tool_result(params["tool"], params["content"], params["is_error"]).to_json()
         elif method == "before_agent_start":
@@ -157,15 +159,23 @@ class Server:
             self._say(f"session fault in {method}: {session.last_fault}")
         return result
 
-    def _persist(self, entry: Any) -> bool:
+    def _persist(self, entry: Any) -> tuple[bool, str | None]:
+        """Append ``entry`` to the session file: whether it is durably there, and why not.
+        A refused entry (``EntryRefused``) is never written, so ``persisted: true`` always
+        names an entry that a restart reads back."""
         if entry is None or self.store is None:
-            return False
+            return False, None
+        refusal = entry_refusal(entry)  # a path no file has: not worth a line
+        if refusal is not None:
+            self._say(f"not appended to {self.store.path}: {refusal}")
+            return False, refusal
         try:
             self.store.append(entry)
-        except (OSError, ValueError) as exc:  # the host still gets the entry to persist itself
-            self._say(f"cannot append to {self.store.path}: {exc}")
-            return False
-        return True
+        except (OSError, ValueError) as exc:
+            reason = safe_line(str(exc))[:300] or type(exc).__name__
+            self._say(f"cannot append to {self.store.path}: {reason}")
+            return False, reason
+        return True, None
 
     def _say(self, message: str) -> None:
         with contextlib.suppress(Exception):

@@ -12,13 +12,23 @@ adapter's state journal appends through the same function.
 over-long) is skipped, never fatal. A strict prefix of a serialised object never parses as
 an object, so a torn line can never be mistaken for a different entry. Readers take a
 shared lock, so they never see a line another process is still writing.
+
+**Nothing acknowledged is unreadable** (issue 14, attack 11). Lines are UTF-8, and
+``encode_entry`` refuses — before anything is written — an entry the reader would skip
+(a line over ``MAX_ENTRY_LINE``). Hosts persist no path over ``MAX_PERSISTED_PATH``
+(``entry_refusal``): no real file has one.
+
+**The session lock** (issue 14, attack 8): ``exclusive`` holds a lock file next to a
+state file across a whole load–decide–append, with a bounded wait.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
+import time
 from collections import deque
 from typing import Any, Iterator
 
@@ -32,14 +42,57 @@ except ImportError:  # pragma: no cover - Windows
 # A line longer than this is not one of ours (an entry lists a handful of paths): skip it
 # without holding it in memory.
 MAX_ENTRY_LINE = 1 << 20
+# PATH_MAX on Linux: no file the agent can really open has a longer path, so a longer one
+# is hostile or broken and is not worth a line the reader might not take back.
+MAX_PERSISTED_PATH = 4096
 _READ_CHUNK = 1 << 16
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO put in the file's place must not hang us
 
 
+class EntryRefused(ValueError):
+    """An entry the file must not hold: written, it could not be read back as written."""
+
+
+def encode_line(record: Any) -> bytes:
+    """One record as one compact line of UTF-8. Non-ASCII stays raw (an escaped emoji is
+    12 bytes, not 4); only a record with a lone surrogate, which UTF-8 cannot carry, is
+    written with ASCII escapes, which read back as the same string."""
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
+
+
+def path_refusal(path: str) -> str | None:
+    """Why ``path`` is not persisted (over ``MAX_PERSISTED_PATH`` bytes), or ``None``."""
+    size = len(path.encode("utf-8", "surrogatepass"))  # a lone surrogate counts its 3 bytes
+    if size <= MAX_PERSISTED_PATH:
+        return None
+    return f"a path of {size} bytes is over the {MAX_PERSISTED_PATH}-byte limit for a persisted path"
+
+
+def entry_refusal(entry: Any) -> str | None:
+    """Why a touched entry is not persisted (a path over ``MAX_PERSISTED_PATH``), or ``None``.
+    A host's policy, checked before ``SessionFile.append``; the file itself takes any line
+    it can read back."""
+    data = entry.get("data") if isinstance(entry, dict) else None
+    paths = data.get("paths") if isinstance(data, dict) else None
+    for path in paths if isinstance(paths, list) else ():
+        if isinstance(path, str) and (reason := path_refusal(path)) is not None:
+            return f"{reason}; the entry was not written"
+    return None
+
+
 def encode_entry(entry: Any) -> bytes:
-    """One entry as one line: compact, ASCII-only (a lone surrogate in a path still encodes)."""
-    return json.dumps(entry, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
+    """One entry as one line (``encode_line``), or ``EntryRefused`` when the reader would
+    skip it: a line over ``MAX_ENTRY_LINE``."""
+    line = encode_line(entry)
+    if len(line) - 1 > MAX_ENTRY_LINE:
+        raise EntryRefused(
+            f"the entry is {len(line) - 1} bytes, over the {MAX_ENTRY_LINE}-byte line limit; the entry was not written")
+    return line
 
 
 def parse_entries(data: bytes) -> list[dict[str, Any]]:
@@ -149,6 +202,46 @@ def _lock(fd: int, *, shared: bool) -> bool:
     except OSError:  # ENOLCK, EOPNOTSUPP: some network filesystems
         return False
     return True
+
+
+@contextlib.contextmanager
+def exclusive(path: str, wait: float) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on the lock file ``path`` for the block.
+
+    Yields ``False`` when other processes kept it for all of ``wait`` seconds: the caller
+    must then decide nothing the lock protects. Where the filesystem refuses locks the
+    block runs unlocked (``True``), as ``append_line`` does. The file is created ``0600``,
+    never through a symlink, and never removed (removing a lock file others wait on lets
+    two of them in). Raises ``OSError`` when it cannot be opened.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | _O_NONBLOCK | _O_CLOEXEC, 0o600)
+    try:  # O_CLOEXEC: a child (git) must not inherit the lock and outlive us holding it
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        yield _wait_for_lock(fd, wait)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _wait_for_lock(fd: int, wait: float) -> bool:
+    # flock has no timeout: poll without blocking, backing off to 50 ms, up to the deadline.
+    if fcntl is None:
+        return True
+    deadline = time.monotonic() + max(wait, 0.0)
+    pause = 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+        except OSError:  # ENOLCK, EOPNOTSUPP: no locks here at all; go ahead unlocked
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.05)
 
 
 class SessionFile:

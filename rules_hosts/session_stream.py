@@ -6,16 +6,28 @@ complete, ``turn`` when a new model turn starts. Each answer says which rules fi
 whether to interrupt the model, and the block to show it (docs/stream.md). The watcher
 is re-armed whenever the session's facts change (touched paths, mutes, the last turn's
 model, branch and tools); the session resets it after a compaction or a switch.
+
+Conditions run under the budgets of ``rules_core.stream_budget`` (``PI_RULES_STREAM_BUDGET_MS``
+from the engine's environment): a rule too slow is switched off, the call that did it
+reports one line to ``on_fault``, and ``switched_off``/``switch_off`` carry the decision
+across processes for a host that starts one per event.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable
+import json
+import os
+from typing import Any, Callable, Hashable, Mapping
 
 from rules_core.engine import Engine
 from rules_core.lookup import normalize_touched
 from rules_core.model import Facts
 from rules_core.stream import NOTHING, StreamResult, StreamWatcher, globs_gate
+from rules_core.stream_budget import MAX_OFF, budget_from_env
+
+# A per-process host's journal record: rules switched off as too slow, id -> fingerprint.
+STREAM_OFF_TYPE = "pi-rules/stream-off"
+MAX_JOURNAL = 64 * 1024 * 1024  # as the Claude Code state file: bigger was not written by us
 
 
 class SessionStream:
@@ -78,24 +90,41 @@ class SessionStream:
             self._watcher.reset()
         self._armed_for = None
 
+    def switched_off(self) -> dict[str, str]:
+        """Rules switched off as too slow (id -> fingerprint of their conditions)."""
+        return self._watcher.switched_off() if self._watcher is not None else {}
+
+    def switch_off(self, known: Mapping[str, str]) -> None:
+        """What an earlier process of this session switched off; never raises."""
+        try:
+            self._new_watcher().switch_off(known)
+        except Exception as exc:  # noqa: BLE001 - a damaged state file must not break the host
+            self._on_fault(f"stream switch-off: {type(exc).__name__}: {exc}")
+
     @property
     def watched(self) -> tuple[str, ...]:
         """Ids of the stream rules armed now."""
         return tuple(spec.rule.id for spec in self._armed().specs)
 
-    def _armed(self) -> StreamWatcher:
+    def _new_watcher(self) -> StreamWatcher:
         if self._watcher is None:
-            self._watcher = StreamWatcher(gate=globs_gate(self._cwd), render=self._engine.hooks.render)
+            self._watcher = StreamWatcher(
+                gate=globs_gate(self._cwd), render=self._engine.hooks.render, budget=budget_from_env(self._engine.env)
+            )
+        return self._watcher
+
+    def _armed(self) -> StreamWatcher:
+        watcher = self._new_watcher()
         # Cheap to compute per delta; the (costlier) re-arm runs only when it changes.
         key = self._state()
         if key != self._armed_for:
             facts = self._facts()
-            self._watcher.arm(self._engine.stream_specs(facts), facts.touched)
+            watcher.arm(self._engine.stream_specs(facts), facts.touched)
             self._armed_for = key
-        return self._watcher
+        return watcher
 
     def _said(self, result: StreamResult) -> StreamResult:
-        """A rule the watcher just switched off as too slow is a fault the host logs."""
+        """A call that switched rules off or was cut reported one line: the host logs it."""
         watcher = self._watcher
         if watcher is not None and watcher.fault_count != self._faults_seen:
             self._on_fault(watcher.faults[-1])
@@ -107,3 +136,34 @@ class SessionStream:
             return None
         normal = normalize_touched((path,), self._cwd)
         return normal[0] if normal else None
+
+
+def switch_off_record(rules: Mapping[str, str]) -> dict[str, Any]:
+    """The journal record of rules a process switched off (``read_switch_offs`` folds it)."""
+    return {"type": STREAM_OFF_TYPE, "rules": dict(rules)}
+
+
+def read_switch_offs(path: str) -> dict[str, str]:
+    """Every switch-off recorded in a JSON-lines journal, kept whatever else happened in
+    the session (a /clear or a compaction leaves a slow rule as slow). Never raises: an
+    unreadable journal means nothing was switched off."""
+    try:
+        # Non-blocking and not following a link, as the journal itself is read.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(MAX_JOURNAL)
+    except (OSError, ValueError):
+        return {}
+    marker = STREAM_OFF_TYPE.encode()
+    found: dict[str, str] = {}
+    for raw in data.split(b"\n")[:-1]:  # the last piece is "" or a torn line
+        if marker not in raw:
+            continue  # most lines are other records: not even parsed
+        try:
+            record = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        rules = record.get("rules") if isinstance(record, dict) and record.get("type") == STREAM_OFF_TYPE else None
+        if isinstance(rules, dict):
+            found.update((k, v) for k, v in rules.items() if isinstance(k, str) and isinstance(v, str))
+    return dict(list(found.items())[-MAX_OFF:])

@@ -118,14 +118,30 @@ def scoped_form(pattern: str) -> str:
 
 
 def max_width(compiled: Any) -> int | None:
-    """The longest match the pattern can make, or ``None`` when unbounded (or unknown)."""
-    try:
-        from re import _parser  # type: ignore[attr-defined]
+    """The longest match the pattern can make, or ``None`` when unbounded (or unknown).
 
-        high = _parser.parse(compiled.pattern).getwidth()[1]
+    Read by the parser of the engine that runs the pattern: the stdlib's parser reads
+    ``regex`` syntax it does not know as literal text — a fuzzy count ``{i<=30}`` became
+    seven characters, so a fuzzy match split across two deltas never fired (issue 14).
+    The ``regex`` parser calls fuzzy matching, back-references and graphemes unbounded."""
+    try:
+        from regex import _regex_core as core
+
+        flags = 0  # compile_condition passes none: the pattern's own flags are in its text
+        while True:  # as regex.compile does: a global flag set mid-pattern restarts the parse
+            source = core.Source(compiled.pattern)
+            info = core.Info(flags, source.char_type, {})
+            source.ignore_space = bool(info.flags & regex.VERBOSE)
+            try:
+                parsed = core._parse_pattern(source, info)
+                break
+            except core._UnscopedFlagSet:
+                flags = info.global_flags
+        parsed.fix_groups(compiled.pattern, False, False)
+        high = parsed.max_width()
     except Exception:  # a private module: if it changes, treat every pattern as unbounded
         return None
-    return int(high) if high < 1 << 30 else None
+    return int(high) if high < core.UNLIMITED else None
 
 
 def is_joinable(pattern: str, compiled: Any) -> bool:

@@ -133,7 +133,8 @@ def _deny(firings: Sequence[Firing]) -> str:
     parts = []
     for firing in firings:
         rule = firing.rule
-        head = f"Blocked by project rule {rule.id} ({rule.relative_path}): {firing.source} {firing.reason}."
+        whose = "global" if rule.source == "global" else "project"  # the user's own, or the repository's
+        head = f"Blocked by {whose} rule {rule.id} ({rule.relative_path}): {firing.source} {firing.reason}."
         parts.append(f"{head}\n\n{rule.body}" if rule.body else head)
     parts.append("Change the content so it follows the rule, then try again.")
     return "\n\n".join(parts)

@@ -3,8 +3,10 @@
 Claude Code starts one process per hook event and hands it one JSON payload on stdin.
 The session therefore lives in a state file, ``<state>/pi-rules/claude-code/<id>.jsonl``:
 each process folds it into a fresh ``Session``, handles its one event and appends what
-changed. Whatever happens, the process exits 0 — a hook that fails must never block the
-agent — and says what went wrong on stderr only. See docs/hosts.md.
+changed — holding the session lock throughout when the event may deliver rules, since
+parallel tool calls run their hooks at once (``state.py``). Whatever happens, the
+process exits 0 — a hook that fails must never block the agent — and says what went
+wrong on stderr only. See docs/hosts.md.
 """
 
 from __future__ import annotations
@@ -13,23 +15,21 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Mapping, TextIO
 
 from rules_core.engine import Engine
+from rules_core.lookup import normalize_touched
 from rules_core.safe import safe_line
 
+from ..config_cmd import configured_engine
 from ..mcp_server import server_entry
-from ..session import TOUCHED_CUSTOM_TYPE, Session, touched_entry
-from ..session_file import append_line, open_for_append
+from ..session import Session, touched_entry
+from ..session_stream import read_switch_offs, switch_off_record
+from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, SECTION_TYPE, HookError
+from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, session_lock
 from .tools import HOST, MATCHER, SESSION_TOOLS
 
 MAX_PAYLOAD = 16 * 1024 * 1024  # Read results can be large; beyond this it is hostile
-MAX_STATE = 64 * 1024 * 1024  # a state file this big was not written by us: start afresh
-SECTION_TYPE = "pi-rules/section"  # the section text last injected ("" once it is gone)
-DELIVERED_TYPE = "pi-rules/delivered"  # ids handed to the model, in delivery order
-CLEAR_TYPE = "pi-rules/clear"  # /clear: everything before belongs to another conversation
-COMPACT_TYPE = "pi-rules/compact"  # compaction: the transcript carrying the rules is gone
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 SETTINGS_FILE = ".claude/settings.json"
 MCP_FILE = ".mcp.json"
@@ -43,19 +43,6 @@ _INSTALL_NOTES = {
         "# Merge into .mcp.json at the project root; Claude Code asks once to approve the server."
     ),
 }
-
-class HookError(Exception):
-    """A payload we refuse: reported on stderr, never raised to Claude Code."""
-
-
-@dataclass
-class _State:
-    """What the state file says: entries since the last /clear, section, delivered ids."""
-
-    entries: list[Any] = field(default_factory=list)
-    section: str = ""
-    delivered: list[str] = field(default_factory=list)
-
 
 def config(command: str = "pi-rules hook claude-code") -> dict[str, Any]:
     """The ``hooks`` object of ``.claude/settings.json`` that installs the adapter."""
@@ -127,11 +114,29 @@ def _handle(
         raise HookError(f"unsupported hook_event_name {_show(event)}; nothing to do")
     path = _state_path(payload.get("session_id"), env)
     cwd = _session_cwd(payload.get("cwd"), cwd)
+    if event == "PreToolUse":  # decides no delivery: never waits behind another hook's evaluation
+        return _decide(payload, path, cwd, stderr, engine, trusted, env, locked=True)
+    # Load, decide and append under one lock: parallel tool calls run their hooks at once,
+    # and two hooks deciding from the same state would both deliver the same rule.
+    with session_lock(path, env) as locked:
+        if not locked:
+            _warn(stderr, f"session busy: another hook held {lock_path(path)} for {lock_wait_ms(env) / 1000:g} s; "
+                          f"nothing delivered by this {event} (its rules come with the next prompt)")
+        return _decide(payload, path, cwd, stderr, engine, trusted, env, locked)
+
+
+def _decide(
+    payload: dict[str, Any], path: str, cwd: str, stderr: TextIO, engine: Engine | None, trusted: bool,
+    env: dict[str, str], locked: bool,
+) -> dict[str, Any] | None:
+    event = payload.get("hook_event_name")
     state = _load(path)
     session = _session(engine, cwd, trusted, env, state)
-    journal = _Journal(path)
+    journal = _Journal(path, lambda message: _warn(stderr, message))
     output = None
-    if event == "SessionStart":
+    if not locked:
+        _record_only(session, journal, event, payload)
+    elif event == "SessionStart":
         output = _session_start(session, state, journal, payload.get("source"))
     elif event == "UserPromptSubmit":
         prompt = payload.get("prompt")
@@ -140,9 +145,9 @@ def _handle(
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         _capture(session, journal, tool, tool_input)
         if event == "PreToolUse":
-            output = _gate(session, tool, tool_input)
+            output = _gate(session, journal, tool, tool_input)
         if event == "PostToolUse":  # captured again: a missed PreToolUse must not lose a path
-            output = _tool_result(session, state, journal, tool, payload.get("tool_response"))
+            output = _tool_result(session, state, journal, tool, tool_input, payload.get("tool_response"))
     if session.last_fault is not None:  # swallowed by the session; worth a bug report
         _warn(stderr, f"session fault: {session.last_fault}")
     return output
@@ -180,17 +185,38 @@ def _capture(session: Session, journal: _Journal, tool: Any, tool_input: Any) ->
     capture = session.tool_start(tool, tool_input)
     if capture.entry is not None:
         # Absolute paths: Claude's cwd may differ between hooks; the rebuild re-relativises.
-        journal.append(touched_entry([os.path.join(session.cwd, p) for p in capture.paths]))
+        journal.record_touched([os.path.join(session.cwd, p) for p in capture.paths])
 
 
-def _gate(session: Session, tool: Any, tool_input: Any) -> dict[str, Any] | None:
+def _record_only(session: Session, journal: _Journal, event: Any, payload: dict[str, Any]) -> None:
+    """Without the session lock: what happened is still recorded — a touched path (its rules
+    come with the next prompt's section), a clear or a compaction (a delivery from the old
+    transcript must not hide a rule from the new one) — but nothing is delivered."""
+    if event == "PostToolUse":
+        _capture(session, journal, payload.get("tool_name"), payload.get("tool_input"))
+    elif event == "SessionStart" and payload.get("source") in ("clear", "compact"):
+        journal.append({"type": CLEAR_TYPE if payload.get("source") == "clear" else COMPACT_TYPE})
+
+
+def _gate(session: Session, journal: _Journal, tool: Any, tool_input: Any) -> dict[str, Any] | None:
     """Refuse a Write/Edit/MultiEdit/NotebookEdit whose content an interrupting, tool-scoped
     stream rule forbids, before the file changes (CONTRACT §5). Every call is checked:
     ``repeat`` does not apply, since a refused write never happened."""
     written = session.engine.hooks.tool_output(HOST, tool, tool_input)
     if written is None:
         return None
+    # Conditions an earlier hook found too slow stay off: each process would otherwise
+    # pay for them again, and 300 of them outlast Claude Code's timeout (issue 14, attack 4).
+    known = read_switch_offs(journal.path)
+    session.stream.switch_off(known)
     result = session.stream.check("tool", written.text, tool=written.tool, path=written.path)
+    new = {k: v for k, v in session.stream.switched_off().items() if known.get(k) != v}
+    if new:
+        try:
+            journal.append(switch_off_record(new))
+        except HookError as exc:  # the decision below matters more than remembering
+            if journal.warn is not None:
+                journal.warn(str(exc))
     denying = tuple(f for f in result.fired if f.interrupt)
     if not denying:
         return None
@@ -206,9 +232,15 @@ def _gate(session: Session, tool: Any, tool_input: Any) -> dict[str, Any] | None
     }
 
 
-def _tool_result(session: Session, state: _State, journal: _Journal, tool: Any, response: Any) -> dict[str, Any] | None:
+def _tool_result(
+    session: Session, state: _State, journal: _Journal, tool: Any, tool_input: Any, response: Any
+) -> dict[str, Any] | None:
     name = SESSION_TOOLS.get(tool, "") if isinstance(tool, str) else ""
     errored = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
+    # Judge this call's own paths only: with parallel calls the state also holds the other
+    # calls' paths, and their rules belong to their own results (issue 14, attack 8).
+    own = normalize_touched(session.engine.hooks.capture_paths(HOST, tool, tool_input), session.cwd)
+    session.session_start("startup", [touched_entry(list(own))])
     # The session attaches to content parts; the parts themselves are never printed.
     effect = session.tool_result(name, [{"type": "text", "text": ""}], errored)
     if not effect.attached or effect.block is None:
@@ -237,7 +269,8 @@ def _output(event: str, text: str) -> dict[str, Any]:
 
 
 def _session(engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State) -> Session:
-    engine = engine if engine is not None else Engine(env=env)
+    if engine is None:  # an embedding caller's: the settings' [plugins] block still applies
+        engine = configured_engine(cwd, trusted, (), ("hook", HOST), env)
     # The session's host leaves out what Claude Code reads itself (claude_code.native).
     session = Session(engine, cwd, trusted=trusted, host=HOST, env=env)
     session.session_start("startup", state.entries)  # rebuild the touched set
@@ -280,68 +313,6 @@ def _session_cwd(value: Any, fallback: str) -> str:
     if isinstance(value, str) and "\0" not in value and os.path.isabs(value) and os.path.isdir(value):
         return value
     return fallback
-
-
-def _load(path: str) -> _State:
-    try:
-        # Non-blocking: a FIFO in the state file's place must not hang the hook.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return _State()
-    except OSError as exc:
-        raise HookError(f"cannot read state file {path}: {exc}") from None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_STATE + 1)
-    if len(data) > MAX_STATE:
-        raise HookError(f"state file {path} is larger than {MAX_STATE} bytes; remove it")
-    state = _State()
-    lines = data.split(b"\n")
-    for raw in lines[:-1]:  # the last piece is "" or a torn line: ignored either way
-        _fold(state, raw)
-    return state
-
-
-def _fold(state: _State, raw: bytes) -> None:
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return  # a damaged line costs only itself
-    if not isinstance(record, dict):
-        return
-    kind = record.get("type")
-    if kind == CLEAR_TYPE:
-        state.entries, state.section, state.delivered = [], "", []
-    elif kind == COMPACT_TYPE:
-        state.section, state.delivered = "", []
-    elif kind == SECTION_TYPE and isinstance(record.get("text"), str):
-        state.section = record["text"]
-    elif kind == DELIVERED_TYPE and isinstance(record.get("ids"), list):
-        state.delivered.extend(i for i in record["ids"] if isinstance(i, str) and i not in state.delivered)
-    elif record.get("customType") == TOUCHED_CUSTOM_TYPE:
-        state.entries.append(record)
-
-
-class _Journal:
-    """Appends records with ``session_file.append_line``: under an exclusive flock, one
-    O_APPEND write per line, a torn last line (a hook that died mid-write) ended first —
-    so concurrent hooks (parallel tool calls) never glue or interleave lines and a crash
-    tears at most the last. Not fsync-ed: a power loss may lose the newest records, which
-    at worst re-delivers a rule."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        line = json.dumps(record, separators=(",", ":")) + "\n"
-        try:
-            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            fd = open_for_append(self.path, follow=False)
-            try:
-                append_line(fd, line.encode("utf-8"), sync=False)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise HookError(f"cannot write state file {self.path}: {exc}") from None
 
 
 def _show(value: Any) -> str:
