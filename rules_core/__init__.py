@@ -24,11 +24,12 @@ _EXPORTS = {
     "make_plugin_manager": "manager",
     "current_branch": "git",
     "parse_max_tokens": "select",
+    "LintContext": "lint_context",
     **dict.fromkeys(
         (
             "Discovery", "DiscoveryContext", "Evaluation", "Explanation", "Facts", "Intent",
             "MatchContext", "OutputFormat", "Outcome", "ParseResult", "Rule", "RuleError",
-            "RuleFile", "SchemaKey", "Verdict",
+            "RuleFile", "RuleWarning", "SchemaKey", "Verdict",
         ),
         "model",
     ),
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .git import current_branch
     from .hookspecs import hookimpl
+    from .lint_context import LintContext
     from .lookup import READ_RULE_DESCRIPTION, Reading, find_by_id, find_by_relative_path
     from .manager import PluginLoadError, list_plugins, make_plugin_manager
     from .model import (
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
         Rule,
         RuleError,
         RuleFile,
+        RuleWarning,
         SchemaKey,
         Verdict,
     )

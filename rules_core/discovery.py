@@ -26,6 +26,7 @@ from .model import Discovery, DiscoveryContext, ImporterInfo, Rule, RuleError, R
 from .paths import ancestors_between
 from .safe import invisible_in
 
+Selected = tuple[frozenset[str], tuple[RuleError, ...]]  # enabled importers, and their errors
 MAX_CWDS = 256  # git roots remembered, one per working directory asked about
 # What one discovery loads at most, whatever the sources list (issue 14, "caps with
 # reports"): rule files, and characters of rule text read.
@@ -45,15 +46,19 @@ class Discoverer:
         self._ids_memo: tuple[tuple[Rule, ...], tuple[Rule, ...], tuple[RuleWarning, ...]] | None = None
         self._git_roots: dict[str, str | None] = {}
 
-    def discover(self, cwd: str, trusted: bool = True) -> Discovery:
-        """Every rule and error the sources and schemas yield, ids and indexes assigned."""
+    def discover(self, cwd: str, trusted: bool = True, importers: Selected | None = None) -> Discovery:
+        """Every rule and error the sources and schemas yield, ids and indexes assigned.
+        ``importers``: the enabled importers and their errors (the settings' ``import``);
+        ``None`` reads ``PI_RULES_IMPORT``."""
         try:
-            return self._discover(os.path.abspath(cwd), trusted)
+            return self._discover(os.path.abspath(cwd), trusted, importers)
         except Exception as exc:  # the host must never see a traceback
             return Discovery((), (internal_error(cwd, exc),))
 
-    def _discover(self, cwd: str, trusted: bool) -> Discovery:
-        importers, import_errors = select_importers(self.env.get(IMPORT_ENV), self.hooks.importers())
+    def _discover(self, cwd: str, trusted: bool, selected: Selected | None) -> Discovery:
+        if selected is None:
+            selected = select_importers(self.env.get(IMPORT_ENV), self.hooks.importers())
+        importers, import_errors = selected
         context = DiscoveryContext(
             cwd=cwd,
             home=self.home,

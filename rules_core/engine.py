@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pluggy
 
@@ -17,7 +17,6 @@ from .cache import ScanCache, evict_oldest
 from .deadline import DeadlineExceeded, budget_ms, deadline, deadline_error, expired
 from .discovery import Discoverer, internal_error, same_objects
 from .hooks import Hooks
-from .imports import IMPORT_ENV
 from .lookup import RULE_URL, Reading, find_reference, normalize_touched, sharing_path, unknown_rule
 from .manager import make_plugin_manager
 from .model import (
@@ -34,6 +33,9 @@ from .model import (
 )
 from .paths import is_as_written
 from .select import select
+from .why import describe_condition, independent_reason
+from .settings import Settings, SettingsCache
+from .settings_apply import disabled_reason, import_chosen, importer_selection, with_settings
 from .stream_model import StreamSpec
 
 MUTED_REASON = "muted for this session"
@@ -51,6 +53,7 @@ class Engine:
         *,
         home: str | None = None,
         env: Mapping[str, str] | None = None,
+        settings: SettingsCache | None = None,
     ) -> None:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.pm = pm if pm is not None else make_plugin_manager(env=self.env)
@@ -62,11 +65,23 @@ class Engine:
         self._tokens: dict[str, int] = {}
         self.deadline_ms = budget_ms(self.env)
         self._overran: dict[str, None] = {}  # scan roots that overran a deadline: not scanned again
+        # The settings files (rules_core.settings); ``options`` are the command line's values.
+        self.settings_cache = settings if settings is not None else SettingsCache(
+            self.env, self.home, self.discovery.git_root)
+        self.options: dict[str, Any] = {}
 
-    def discover(self, cwd: str, trusted: bool = True) -> Discovery:
-        """Every rule and error the sources and schemas yield, ids and indexes assigned."""
+    def settings(self, cwd: str, trusted: bool = True) -> Settings:
+        """The effective settings for ``cwd``; files are re-read when they change."""
+        return self.settings_cache.settings(os.path.abspath(cwd), trusted, self.options)
+
+    def discover(self, cwd: str, trusted: bool = True, host: str | None = None) -> Discovery:
+        """Every rule and error the sources and schemas yield, ids and indexes assigned;
+        ``host`` picks the ``[hosts.<name>]`` settings (the importers it enables)."""
         with deadline(self.deadline_ms):
-            return self.discovery.discover(cwd, trusted)
+            settings = self.settings(cwd, trusted)
+            importers = importer_selection(settings, host, self.hooks.importers())
+            found = self.discovery.discover(cwd, trusted, importers)
+            return with_settings(found, settings, host, self.pm, self.hooks.hosts())
 
     # -- evaluation ------------------------------------------------------------------
 
@@ -81,7 +96,7 @@ class Engine:
     def _evaluate(self, facts: Facts, discovery: Discovery | None) -> Evaluation:
         cwd = os.path.abspath(facts.cwd)
         if discovery is None:
-            discovery = self.discover(cwd, facts.trusted)
+            discovery = self.discover(cwd, facts.trusted, facts.host)
         errors = list(discovery.errors)
         excluded = self._exclusions(discovery.rules, facts)
         # Stream rules fire on the model's output, never through the section.
@@ -93,7 +108,7 @@ class Engine:
         # An untrusted project's tree is not read at all, not even to scan for exists.
         existing = self._exists_pool(cwd, git_root, live, errors) if facts.trusted else {}
         # Evaluation is a pure function of these inputs: nothing changed, nothing to redo.
-        inputs = (facts, discovery.rules, tuple(errors), existing)
+        inputs = (facts, discovery.rules, tuple(errors), existing, excluded)  # excluded: `disable` edits
         if self._last is not None and _same_inputs(self._last[0], inputs):
             return self._last[1]
         evaluation = self._evaluate_inputs(
@@ -155,9 +170,11 @@ class Engine:
         by_id = {o.rule.id: o for o in outcomes}
         active = tuple(by_id[r.id] for r in selection.active)
         on_demand = tuple(by_id[r.id] for r in selection.on_demand)
+        # overflow = "index": the pinned rules the budget left out are listed after them.
+        overflow = tuple(by_id[r.id] for r in selection.over_budget) if facts.overflow == "index" else ()
         section = ""
-        if active or on_demand:
-            section = self.hooks.render("section", {"active": active, "on_demand": on_demand}) or ""
+        if active or on_demand or overflow:
+            section = self.hooks.render("section", {"active": active, "on_demand": on_demand + overflow}) or ""
         return Evaluation(
             facts=facts,
             outcomes=tuple(outcomes),
@@ -173,24 +190,32 @@ class Engine:
     def _exclusions(self, rules: Sequence[Rule], facts: Facts) -> dict[str, str]:
         """Rules left out of this evaluation, with the reason."""
         found = {}
+        left_out = self._left_out(facts)
         for rule in rules:
             if rule.id not in facts.mutes:
-                reason = self._left_out(rule, facts)
+                reason = left_out(rule)
                 if reason is not None:
                     found[rule.id] = reason
         return found
 
-    def _left_out(self, rule: Rule, facts: Facts) -> str | None:
-        """Why ``rule`` is not for ``facts``: a scope plugin excludes it (``pi_rules_exclude``),
-        or the host's agent reads its file itself — unless ``PI_RULES_IMPORT`` chose."""
-        reason = self.hooks.exclusion(rule, facts)
-        if reason is None and facts.host is not None and not (self.env.get(IMPORT_ENV) or "").strip():
-            reason = self.hooks.host_reads(rule, facts)
+    def _left_out(self, facts: Facts) -> Callable[[Rule], str | None]:
+        """Why a rule is not for ``facts``: a settings file disables it, a scope plugin
+        excludes it (``pi_rules_exclude``), or the host's agent reads its file itself —
+        unless the ``import`` setting (``PI_RULES_IMPORT``, a file, ``--import``) chose."""
+        settings = self.settings(facts.cwd, facts.trusted)  # once per call, not per rule
+        disabled = disabled_reason(settings, facts.host)
+        host_reads = facts.host is not None and not import_chosen(settings, facts.host)
+
+        def reason(rule: Rule) -> str | None:
+            found = disabled(rule) or self.hooks.exclusion(rule, facts)
+            return self.hooks.host_reads(rule, facts) if found is None and host_reads else found
+
         return reason
 
     def reachable(self, rules: Sequence[Rule], facts: Facts) -> list[Rule]:
         """The rules ``read_rule`` may return for ``facts`` (none left out for them)."""
-        return [r for r in rules if self._left_out(r, facts) is None]
+        left_out = self._left_out(facts)
+        return [r for r in rules if left_out(r) is None]
 
     def stream_specs(self, facts: Facts, discovery: Discovery | None = None) -> tuple[StreamSpec, ...]:
         """The stream rules armed for ``facts``: not muted, not scoped out, and every
@@ -198,13 +223,14 @@ class Engine:
         branch, tools). Never raises."""
         try:
             if discovery is None:
-                discovery = self.discover(facts.cwd, facts.trusted)
+                discovery = self.discover(facts.cwd, facts.trusted, facts.host)
             cwd = os.path.abspath(facts.cwd)
             context = MatchContext(facts=facts, touched=(), existing={}, intents=(), cwd=cwd)
             armed = []
+            left_out = self._left_out(facts)
             for rule in discovery.rules:
                 spec = self.hooks.stream_spec(rule)
-                if spec is None or rule.id in facts.mutes or self._left_out(rule, facts) is not None:
+                if spec is None or rule.id in facts.mutes or left_out(rule) is not None:
                     continue
                 skip = {*spec.owns, PATH_CONDITION}
                 verdicts = [v for v in self.hooks.match(rule, context) if v.condition not in skip]
@@ -290,25 +316,26 @@ class Engine:
 
     def _explain(self, facts: Facts, path: str) -> Explanation:
         cwd = os.path.abspath(facts.cwd)
-        discovery = self.discover(cwd, facts.trusted)
+        discovery = self.discover(cwd, facts.trusted, facts.host)
         touched = normalize_touched((path,), cwd)
         probe = dataclasses.replace(facts, touched=touched, prompt="")
         context = MatchContext(facts=probe, touched=touched, existing={}, intents=(), cwd=cwd)
         entries = []
+        left_out = self._left_out(facts)
         for rule in discovery.rules:
             caveats = tuple(describe_condition(rule, c) for c in rule.declared_conditions if c != PATH_CONDITION)
             if rule.id in facts.mutes:
                 entries.append(PathExplanation(rule, "muted", (MUTED_REASON,)))
             elif rule.inactive_reason is not None:
                 entries.append(PathExplanation(rule, "no-match", (rule.inactive_reason,)))
-            elif (scoped_out := self._left_out(rule, facts)) is not None:
+            elif (scoped_out := left_out(rule)) is not None:
                 entries.append(PathExplanation(rule, "no-match", (scoped_out,)))
             elif (spec := self.hooks.stream_spec(rule)) is not None:
                 entries.append(PathExplanation(rule, "no-match", (spec.summary,)))
             elif rule.always_apply:
                 entries.append(PathExplanation(rule, "path-independent", ("alwaysApply",)))
             elif PATH_CONDITION not in rule.declared_conditions:
-                entries.append(PathExplanation(rule, "path-independent", (), caveats))
+                entries.append(PathExplanation(rule, "path-independent", (independent_reason(rule),), caveats))
             else:
                 verdicts = [v for v in self.hooks.match(rule, context) if v.condition == PATH_CONDITION]
                 ok = bool(verdicts) and all(v.ok for v in verdicts)
@@ -323,7 +350,7 @@ class Engine:
         see, or the refusal. ``rules`` defaults to a fresh discovery. Never raises."""
         try:
             if rules is None:
-                rules = self.discover(facts.cwd, facts.trusted).rules
+                rules = self.discover(facts.cwd, facts.trusted, facts.host).rules
             reachable = self.reachable(rules, facts)
             found = find_reference(reachable, name)
             if found is not None:
@@ -350,35 +377,14 @@ def combine_verdicts(rule: Rule, verdicts: Sequence[Verdict]) -> tuple[bool, tup
     return True, tuple(r for v in applicable for r in v.reasons)
 
 
-def describe_condition(rule: Rule, condition: str) -> str:
-    if condition == "tools":
-        return f"only when the session's tools include one of: {', '.join(rule.tools)}"
-    if condition == "model":
-        return f"only when the session model matches {rule.model}"
-    if condition == "branch":
-        return f"only when the git branch matches {rule.branch}"
-    return f"only when {condition} holds"
-
-
-
-
-
-
-
-
-
-
 def _same_inputs(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
-    old_facts, old_rules, old_errors, old_existing = old
-    new_facts, new_rules, new_errors, new_existing = new
+    old_facts, old_rules, old_errors, old_existing, old_excluded = old
+    new_facts, new_rules, new_errors, new_existing, new_excluded = new
     return (
         old_facts == new_facts
+        and old_excluded == new_excluded
         and same_objects(old_rules, new_rules)  # type: ignore[arg-type]
         and old_errors == new_errors
         and old_existing.keys() == new_existing.keys()  # type: ignore[attr-defined]
         and all(old_existing[k] is v for k, v in new_existing.items())  # type: ignore[index, attr-defined]
     )
-
-
-
-

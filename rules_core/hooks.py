@@ -16,6 +16,7 @@ import pluggy
 
 from .manager import FAULT, FAULTS
 from .model import (
+    Discovery,
     DiscoveryContext,
     Facts,
     HostInfo,
@@ -27,6 +28,7 @@ from .model import (
     Rule,
     RuleError,
     RuleFile,
+    RuleWarning,
     SchemaKey,
     Verdict,
 )
@@ -220,6 +222,19 @@ class Hooks:
             if isinstance(result, (list, tuple)):  # a faulty plugin may return anything
                 paths.extend(p for p in result if isinstance(p, str))
         return paths
+
+    def lint(self, discovery: Discovery, context: Any) -> list[RuleWarning]:
+        """Every linter's warnings (``context`` is a ``rules_core.lint.LintContext``); a
+        linter that raised is one ``lint-failed`` warning naming it, the others stand."""
+        results, faults = self.call("pi_rules_lint", discovery=discovery, context=context)
+        found = [w for result in results if isinstance(result, (list, tuple)) for w in result
+                 if isinstance(w, RuleWarning)]
+        found += [
+            RuleWarning("lint-failed", context.cwd, f"lint plugin {name!r} failed ({_exc_text(exc)}); its "
+                        f"warnings are missing — report it to its authors or block it with -p no:{name}", name)
+            for name, exc in faults
+        ]
+        return found
 
     def output_formats(self, command: str) -> dict[str, OutputFormat]:
         """The ``--format`` values plugins add to ``command``, by name."""

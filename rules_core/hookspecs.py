@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pluggy
 
 if TYPE_CHECKING:  # annotations only: a plugin importing ``hookimpl`` loads no engine
+    from .lint_context import LintContext
     from .model import (
+        Discovery,
         DiscoveryContext,
         Facts,
         HostInfo,
@@ -27,6 +29,7 @@ if TYPE_CHECKING:  # annotations only: a plugin importing ``hookimpl`` loads no 
         Rule,
         RuleError,
         RuleFile,
+        RuleWarning,
         SchemaKey,
         Verdict,
     )
@@ -197,6 +200,21 @@ def pi_rules_output_formats() -> Sequence[OutputFormat]:
     declare one name for a command, the one registered last wins (pluggy calls later
     registrations first; entry points register after built-ins, sorted by name), so an
     installed plugin can replace a built-in format.
+    """
+
+
+@hookspec
+def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWarning]:
+    """Warnings ``pi-rules check`` prints after its errors: what loads fine but will not
+    do what its author expects (a dead glob, a rule the budget always drops, a key the
+    file's own tool ignores).
+
+    List hook: every linter contributes; the engine sorts the merged result by path, code
+    and message. ``context`` is a ``rules_core.LintContext`` (``cwd``, ``trusted``,
+    ``env``, ``max_tokens``, ``git_root``, ``home``, ``always_on``, ``tokens``, ``scan``,
+    ``read_text``). A warning's ``code`` is stable, lower-case and hyphenated: users
+    silence it by code (``[lint] ignore``). Read nothing but through ``context``; never
+    raise (a linter that raises becomes one ``lint-failed`` warning naming it).
     """
 
 

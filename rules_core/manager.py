@@ -64,6 +64,12 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "markdown": "rules_plugins.markdown",
     "report": "rules_plugins.report",
     "check-formats": "rules_plugins.check_formats",
+    # `check` warnings (docs/lint.md), one plugin per family so each can be blocked alone.
+    "lint-budget": "rules_plugins.lint_budget",
+    "lint-env": "rules_plugins.lint_env",
+    "lint-globs": "rules_plugins.lint_globs",
+    "lint-duplicates": "rules_plugins.lint_duplicates",
+    "lint-formats": "rules_plugins.lint_formats",
     # Hosts: the tool tables of the agents we know, and the commands hosts add.
     "pi": "rules_hosts.pi.plugin",
     "claude-code": "rules_hosts.claude_code.plugin",

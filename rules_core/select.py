@@ -16,6 +16,20 @@ class Selection:
     on_demand: tuple[Rule, ...]  # matched on-demand rules, in presentation order
     dropped: dict[str, str]  # rule id -> cause ("duplicate" or "budget")
     budget_used: int
+    # Pinned rules the budget left out, in presentation order: ``overflow = "index"``
+    # lists them after the on-demand rules (CONTRACT §6).
+    over_budget: tuple[Rule, ...] = ()
+
+
+@dataclass(frozen=True)
+class Admission:
+    """One budget candidate as selection met it: its cost, the room the budget still had
+    (negative once the always-kept first candidate overran it), and the verdict."""
+
+    rule: Rule
+    cost: int
+    room: int
+    admitted: bool
 
 
 def select(
@@ -32,6 +46,7 @@ def select(
         on_demand=tuple(presentation_order(on_demand)),
         dropped=dropped,
         budget_used=used,
+        over_budget=tuple(presentation_order(over_budget)),
     )
 
 
@@ -40,29 +55,40 @@ def dedupe(rules: Sequence[Rule]) -> tuple[list[Rule], dict[str, str]]:
     winners: dict[str, Rule] = {}
     for rule in rules:
         best = winners.get(rule.body)
-        if best is None or (rule.priority, rule.index) > (best.priority, best.index):
-            winners[rule.body] = rule
+        winners[rule.body] = rule if best is None else dedupe_winner((best, rule))
     keep = {id(r) for r in winners.values()}
     survivors = [r for r in rules if id(r) in keep]
     dropped = {r.id: "duplicate" for r in rules if id(r) not in keep}
     return survivors, dropped
 
 
+def dedupe_winner(copies: Sequence[Rule]) -> Rule:
+    """The copy dedupe keeps among rules with one body: higher priority, then later index."""
+    return max(copies, key=lambda r: (r.priority, r.index))
+
+
 def fill_budget(
     rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]
 ) -> tuple[list[Rule], list[Rule], int]:
     """Greedy skip-and-continue fill; the first candidate is kept even when too large."""
-    admitted: list[Rule] = []
-    rejected: list[Rule] = []
-    used = 0
+    steps = admissions(rules, budget, estimate)
+    admitted = [s.rule for s in steps if s.admitted]
+    rejected = [s.rule for s in steps if not s.admitted]
+    return admitted, rejected, sum(s.cost for s in steps if s.admitted)
+
+
+def admissions(rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]) -> list[Admission]:
+    """Every candidate in budget order with the room it met. The report replays this over
+    an evaluation's outcomes to say what was left when a rule was dropped."""
+    steps: list[Admission] = []
+    used, kept_one = 0, False
     for rule in sorted(rules, key=budget_key):
         cost = estimate(rule)
-        if not admitted or used + cost <= budget:
-            admitted.append(rule)
-            used += cost
-        else:
-            rejected.append(rule)
-    return admitted, rejected, used
+        admitted = not kept_one or used + cost <= budget
+        steps.append(Admission(rule, cost, budget - used, admitted))
+        if admitted:
+            used, kept_one = used + cost, True
+    return steps
 
 
 def budget_key(rule: Rule) -> tuple[int, int, int]:

@@ -1,7 +1,8 @@
 """The ``pi-rules`` command line (CONTRACT §3): text for people, ``--json`` for tools.
 
 The app owns the global options and the library's own commands (``list``, ``check``,
-``explain``, ``show``, ``read``, ``render``, ``report``, ``plugins``). Hosts add theirs
+``explain``, ``show``, ``read``, ``render``, ``report``, ``plugins``, ``init``; the global
+options and their conventions live in ``cli_options``). Hosts add theirs
 through ``pi_rules_cli_commands`` — ``serve``, ``mcp``, ``stream`` and ``hook
 claude-code`` are plugins like any third party's — and import their heavy modules only
 when run, so a command pays for what it uses.
@@ -16,13 +17,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from rules_core.engine import Engine
-from rules_core.imports import IMPORT_ENV, select_importers
+from rules_core.lint import lint, with_warnings
 from rules_core.lookup import find_by_id
-from rules_core.manager import PluginLoadError, list_plugins, make_plugin_manager
+from rules_core.manager import PluginLoadError, list_plugins
 from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
+from rules_core.settings_apply import importer_selection
 
+from .cli_options import DISTRIBUTION, global_parser, share_global_options, version
+from .config_cmd import add_budget_options, add_config_command, command_options, configured_engine
 from .facts import LIVE, host_facts
+from .init import run_init
 from .shapes import conditions_json, errors_json, evaluation_json, explanation_json, rule_json, warnings_json
 
 CHECK_FORMATS = ("text", "json")  # the command's own; plugins add more
@@ -52,7 +57,7 @@ class Command:
         return host_facts(
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
-            agent=args.agent, host=args.host,
+            agent=args.agent, host=args.host, settings=self.engine.settings(self.cwd, not args.untrusted),
         )
 
 
@@ -97,19 +102,34 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str]) -> int:
     # The plugins decide which commands exist, and -p decides which plugins load: read
     # the global options first, then build the whole parser.
-    known, _ = _global_parser(add_help=False).parse_known_args(argv)
+    known, _ = global_parser(add_help=False).parse_known_args(argv)
+    if known.version:  # before any plugin loads, so a broken plugin cannot hide it
+        if known.json:
+            sys.stdout.write(safe_json({"name": DISTRIBUTION, "version": version()}) + "\n")
+        else:
+            print(f"{DISTRIBUTION} {version()}")
+        return 0
     blocked = []
     for value in known.plugin_options:
         if not value.startswith("no:") or not value[3:]:
-            _global_parser().error(f"-p takes no:NAME to block a plugin, got {value!r}")
+            global_parser().error(f"-p takes no:NAME to block a plugin, got {value!r}")
         blocked.append(value[3:])
-    try:
-        pm = make_plugin_manager(blocked, env=os.environ)
+    try:  # the settings files' [plugins] block applies here too, before any plugin loads
+        engine = configured_engine(known.cwd, not known.untrusted, blocked, argv, os.environ)
     except PluginLoadError as exc:
         print(f"pi-rules: {safe_line(str(exc))}", file=sys.stderr)
         return 2
-    engine = Engine(pm, env=os.environ)
-    args = _parser(engine).parse_args(argv)
+    parser = _parser(engine)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        # Bare `pi-rules` is a person asking what it does (as bare `git` is): help, exit 0.
+        # Options without a command are a mistake, so a script that lost its command fails.
+        if argv:
+            parser.error("a command is required")
+        parser.print_help()
+        return 0
+    args.plugin_options = known.plugin_options  # a -p after the command replaced the list
+    engine.options.update(command_options(args))  # the command line's settings: the highest level
     cwd = os.path.abspath(args.cwd)
     if not os.path.isdir(cwd):
         print(f"pi-rules: --cwd {safe_line(args.cwd)} is not a directory", file=sys.stderr)
@@ -123,31 +143,18 @@ def _main(argv: Sequence[str]) -> int:
         return 2
 
 
-def _global_parser(add_help: bool = True) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pi-rules", description="Discover, check, match and render project rules.", add_help=add_help
-    )
-    parser.add_argument("--cwd", default=".", help="project working directory (default: .)")
-    parser.add_argument("--untrusted", action="store_true", help="read no project rules")
-    parser.add_argument(
-        "-p", dest="plugin_options", action="append", default=[], metavar="no:NAME",
-        help="block the plugin NAME (repeatable)",
-    )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    return parser
-
-
 def _parser(engine: Engine) -> argparse.ArgumentParser:
-    parser = _global_parser()
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = global_parser()
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     registry = Commands(commands, None)
     registry.command("list", "every discovered rule and every error", _cmd_list)
-    check = registry.command("check", "one line per error; exit 1 if any", _cmd_check)
+    check = registry.command("check", "one line per error, then warnings; exit 1 on errors", _cmd_check)
     formats = (*CHECK_FORMATS, *engine.hooks.output_formats("check"))
     check.add_argument(
         "--format", choices=formats, default=None,
         help="output format (default: text, or json with --json)",
     )
+    check.add_argument("--strict", action="store_true", help="exit 1 on warnings too, not only on errors")
     explain = registry.command("explain", "which rules PATH would activate, and why", _cmd_explain)
     explain.add_argument("path", metavar="PATH")
     show = registry.command("show", "one rule in full", _cmd_show)
@@ -161,12 +168,15 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
     _add_facts(registry.command("report", "the /rules report", _cmd_report), hosts)
     _add_facts(explain, hosts)
     registry.command("plugins", "registered plugins and the hooks they implement", _cmd_plugins)
+    registry.command("init", "create .pi/rules/ with an example rule and a commented .pi/rules.toml", run_init)
+    add_config_command(registry, hosts)
     hook = commands.add_parser("hook", help="run as an agent's hook command (reads one payload on stdin)")
     hosts = hook.add_subparsers(dest="host", required=True, metavar="HOST")
     _, faults = engine.hooks.call("pi_rules_cli_commands", commands=Commands(commands, hosts))
     for name, exc in faults:
         print(f"pi-rules: plugin {name!r} failed to add its commands ({type(exc).__name__}: "
               f"{safe_line(str(exc))}); block it with -p no:{name}", file=sys.stderr)
+    share_global_options(parser)  # last, so the plugins' commands get them too
     return parser
 
 
@@ -186,6 +196,7 @@ def _add_facts(parser: argparse.ArgumentParser, hosts: tuple[str, ...] = ()) -> 
     branch.add_argument("--no-branch", action="store_true", help="no git branch")
     parser.add_argument("--tool", action="append", default=[], metavar="NAME")
     parser.add_argument("--mute", action="append", default=[], metavar="ID")
+    add_budget_options(parser)
     _add_agent(parser)
     _add_host(parser, hosts)
 
@@ -207,7 +218,13 @@ def _cmd_list(command: Command) -> int:
 
 
 def _cmd_check(command: Command) -> int:
-    discovery = command.engine.discover(command.cwd, not command.args.untrusted)
+    trusted = not command.args.untrusted
+    discovery = command.engine.discover(command.cwd, trusted)
+    # The linters' warnings join discovery's own; the codes [lint] ignore lists are dropped.
+    settings = command.engine.settings(command.cwd, trusted)
+    warnings = lint(command.engine, discovery, cwd=command.cwd, trusted=trusted,
+                    max_tokens=settings.value("max_tokens").value, ignore=settings.lint_ignore)
+    discovery = with_warnings(discovery, warnings)
     name = command.args.format or ("json" if command.args.json else "text")
     if name == "json":
         command.print_json({"errors": errors_json(discovery.errors), "warnings": warnings_json(discovery.warnings)})
@@ -216,7 +233,7 @@ def _cmd_check(command: Command) -> int:
     else:
         output = command.engine.hooks.output_formats("check")[name]
         sys.stdout.write(output.render({"discovery": discovery, "cwd": command.cwd}))
-    return 1 if discovery.errors else 0
+    return 1 if discovery.errors or (command.args.strict and discovery.warnings) else 0
 
 
 def _cmd_explain(command: Command) -> int:
@@ -277,7 +294,8 @@ def _cmd_plugins(command: Command) -> int:
     engine = command.engine
     infos = list_plugins(engine.pm)
     importers = engine.hooks.importers()
-    enabled, _ = select_importers(os.environ.get(IMPORT_ENV), importers)
+    settings = engine.settings(command.cwd, not command.args.untrusted)
+    enabled, _ = importer_selection(settings, None, importers)
     if command.args.json:
         command.print_json({
             "plugins": [{"name": i.name, "origin": i.origin, "hooks": list(i.hooks)} for i in infos],
@@ -294,7 +312,8 @@ def _cmd_plugins(command: Command) -> int:
         hooks = ", ".join(info.hooks)
         print(f"{safe_line(info.name).ljust(width)}  {safe_line(info.origin).ljust(origin_width)}  {hooks}")
     if importers:
-        print(f"\nimporters ({IMPORT_ENV}={os.environ.get(IMPORT_ENV, '')!r}):")
+        chosen = settings.value("import")
+        print(f"\nimporters (import: {safe_line(str(chosen.value))} from {safe_line(chosen.origin)}):")
         name_width = max(len(i.name) for i in importers)
         for importer in importers:
             state = "enabled" if importer.name in enabled else "disabled"

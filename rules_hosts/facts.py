@@ -14,6 +14,7 @@ from rules_core.git import current_branch
 from rules_core.lookup import normalize_touched
 from rules_core.model import Facts
 from rules_core.select import parse_max_tokens
+from rules_core.settings import Settings
 
 MAX_TOKENS_ENV = "PI_RULES_MAX_TOKENS"
 LIVE = object()  # the branch default: ask git in cwd, now (trusted projects only)
@@ -32,10 +33,12 @@ def host_facts(
     mutes: Any = (),
     agent: Any = "main",
     host: str | None = None,
+    settings: Settings | None = None,
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
     is ``LIVE`` (read git now), a name, or ``None``/blank for absent. An untrusted
-    project has no live branch: no process runs in it, and git would read its config."""
+    project has no live branch: no process runs in it, and git would read its config.
+    The budget and overflow come from ``settings`` (``Engine.settings``), else ``env``."""
     if branch is LIVE:
         branch = current_branch(cwd) if trusted else None
     return Facts(
@@ -48,13 +51,18 @@ def host_facts(
         tools=strings(tools),
         mutes=frozenset(strings(mutes)),
         agent=agent if isinstance(agent, str) and agent else "main",
-        max_tokens=max_tokens(env),
         host=host,
+        **budget(settings if settings is not None else Settings(env=env), host),
     )
 
 
 def max_tokens(env: Mapping[str, str]) -> int:
     return parse_max_tokens(env.get(MAX_TOKENS_ENV))
+
+
+def budget(settings: Settings, host: str | None) -> dict[str, Any]:
+    """The ``Facts`` fields the settings decide: ``max_tokens`` and ``overflow``."""
+    return {"max_tokens": settings.value("max_tokens", host).value, "overflow": settings.value("overflow", host).value}
 
 
 def strings(values: Any) -> tuple[str, ...]:

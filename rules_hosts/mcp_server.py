@@ -118,7 +118,8 @@ class RulesTools:
         path = arguments.get("path")
         if not isinstance(path, str) or not path.strip():
             return ToolAnswer("explain_path needs 'path': a file path relative to the project root", True)
-        facts = host_facts(self.cwd, env=self.engine.env, trusted=self.trusted)
+        facts = host_facts(self.cwd, env=self.engine.env, trusted=self.trusted,
+                           settings=self.engine.settings(self.cwd, self.trusted))
         explanation = self.engine.explain(facts, path)
         text = self.engine.hooks.render("explain", {"explanation": explanation, "cwd": self.cwd})
         if text is None:

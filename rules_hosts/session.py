@@ -19,14 +19,16 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar, cast
 
 from rules_core.cache import add_bounded
+from rules_core.delivery import revived_copy
 from rules_core.engine import Engine
 from rules_core.git import current_branch
 from rules_core.lookup import READ_RULE_DESCRIPTION, find_by_id, normalize_touched
 from rules_core.model import Evaluation, Facts, Rule
 from rules_core.safe import reveal_invisible, safe_line, safe_lines
+from rules_core.settings import Settings
 
 from . import attach
-from .facts import LIVE, host_facts, max_tokens
+from .facts import LIVE, budget, host_facts
 from .session_stream import SessionStream
 from .shapes import READ_RULE_PARAMETERS
 
@@ -158,9 +160,8 @@ class Session:
         self.cwd = os.path.abspath(cwd)  # touched paths are normalised against it
         self.trusted = bool(trusted)
         self.host = host
-        env = engine.env if env is None else env
-        self.attach_enabled = attach.attach_enabled(env.get(attach.ATTACH_ENV))
-        self.max_tokens = max_tokens(env)
+        # The environment level of the settings; the files are re-read each turn, when changed.
+        self.env: Mapping[str, str] = engine.env if env is None else env
         self._touched: dict[str, None] = {}
         self._mutes: dict[str, None] = {}
         self._delivered: dict[str, None] = {}  # ids handed to the model, first-delivery order
@@ -181,6 +182,13 @@ class Session:
         self.last_fault = text
 
     # -- views -----------------------------------------------------------------------
+
+    @property
+    def attach_enabled(self) -> bool:
+        return bool(self._settings().value("attach", self.host).value)
+
+    def _settings(self) -> Settings:
+        return replace(self.engine.settings(self.cwd, self.trusted), env=self.env)
 
     @property
     def touched(self) -> tuple[str, ...]:
@@ -301,8 +309,8 @@ class Session:
         facts = host_facts(
             self.cwd, env=self.engine.env, trusted=self.trusted, touched=self.touched, prompt=prompt,
             model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent, host=self.host,
+            settings=self._settings(),
         )
-        facts = replace(facts, max_tokens=self.max_tokens)
         self._last = self.engine.evaluate(facts)
         return self._apply(self._last)
 
@@ -328,7 +336,7 @@ class Session:
             base = Facts(cwd=self.cwd, branch=current_branch(self.cwd) if fresh and self.trusted else None)
         return replace(
             base, cwd=self.cwd, trusted=self.trusted, touched=self.touched, prompt=prompt,
-            mutes=frozenset(self._mutes), max_tokens=self.max_tokens, agent=self.agent, host=self.host,
+            mutes=frozenset(self._mutes), agent=self.agent, host=self.host, **budget(self._settings(), self.host),
         )
 
     # -- /rules and read_rule --------------------------------------------------------
@@ -361,7 +369,12 @@ class Session:
         if verb == "show":
             return self._render("show", {"rule": rule})
         if verb == "mute":
+            # Dedupe kept this copy of an identical body: muting it brings the other back.
+            twin = None if rule_id in self._mutes else revived_copy(self._report_evaluation(), rule_id)
             self._mutes.setdefault(rule_id, None)  # re-muting is a no-op that still answers
+            if twin is not None:
+                note = f"note: {safe_line(twin)} has the same body and now applies in its place; mute it too"
+                return f"muted: {safe_line(rule_id)}\n{note}"
         return f"{verb}d: {safe_line(rule_id)}"
 
     def read_rule_tool(self) -> ToolDefinition:
@@ -383,12 +396,12 @@ class Session:
         """The enriched rules of the last real cycle; before any cycle, a fresh discovery."""
         if self._last is not None:
             return self._last.rules
-        return self.engine.discover(self.cwd, self.trusted).rules
+        return self.engine.discover(self.cwd, self.trusted, self.host).rules
 
     def _find(self, pick: Callable[[Sequence[Rule]], Rule | None]) -> Rule | None:
         found = pick(self._rules())
         if found is None and self._last is not None:  # created since the last cycle
-            found = pick(self.engine.discover(self.cwd, self.trusted).rules)
+            found = pick(self.engine.discover(self.cwd, self.trusted, self.host).rules)
         return found
 
     def _report_evaluation(self) -> Evaluation:

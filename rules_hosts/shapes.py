@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from rules_core import delivery
 from rules_core.model import Evaluation, Explanation, Outcome, Rule, RuleError, RuleWarning
 
 # The read_rule tool's one parameter (RULE-SPEC §6), as Pi and MCP declare it.
@@ -31,12 +32,23 @@ def rule_json(rule: Rule) -> dict[str, Any]:
     }
 
 
-def outcome_json(outcome: Outcome) -> dict[str, Any]:
+def outcome_json(
+    outcome: Outcome,
+    overflow: str = "drop",
+    rooms: Mapping[str, int] | None = None,
+    kept: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A rule's outcome. Issue 15 added ``delivery`` (``section``, ``index`` or ``none``:
+    what the model gets), ``room`` (budget drops: the tokens left when selection reached
+    it) and ``duplicateOf`` (duplicate drops: the id of the copy kept); null otherwise."""
     return rule_json(outcome.rule) | {
         "status": outcome.status,
         "reasons": list(outcome.reasons),
         "cause": outcome.cause,
         "tokens": outcome.tokens,
+        "delivery": delivery.delivery(outcome, overflow),
+        "room": (rooms or {}).get(outcome.rule.id),
+        "duplicateOf": (kept or {}).get(outcome.rule.id) or None,
     }
 
 
@@ -50,13 +62,28 @@ def warnings_json(warnings: Sequence[RuleWarning]) -> list[dict[str, str]]:
 
 
 def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:
+    """CONTRACT §3; issue 15 added ``overflow`` and ``pinned`` (the report's summary)."""
+    overflow = evaluation.facts.overflow
+    rooms, kept = delivery.rooms(evaluation), delivery.kept_copies(evaluation)
     return {
-        "rules": [outcome_json(o) for o in evaluation.outcomes],
+        "rules": [outcome_json(o, overflow, rooms, kept) for o in evaluation.outcomes],
         "errors": errors_json(evaluation.errors),
         "warnings": warnings_json(evaluation.warnings),
         "budget": {"used": evaluation.budget_used, "limit": evaluation.facts.max_tokens},
         "section": evaluation.section,
         "sectionTokens": evaluation.section_tokens,
+        "overflow": overflow,
+        "pinned": pinned_json(evaluation),
+    }
+
+
+def pinned_json(evaluation: Evaluation) -> dict[str, Any]:
+    """Pinned tokens that matched and that the section carries, in all and per source."""
+    sources = delivery.pinned_by_source(evaluation)
+    return {
+        "matched": sum(s.matched for s in sources),
+        "sent": evaluation.budget_used,
+        "sources": [{"source": s.source, "plugin": s.plugin, "matched": s.matched, "sent": s.sent} for s in sources],
     }
 
 
@@ -64,7 +91,8 @@ def explanation_json(explanation: Explanation) -> dict[str, Any]:
     return {
         "path": explanation.path,
         "rules": [
-            {"id": e.rule.id, "verdict": e.verdict, "reasons": list(e.reasons), "caveats": list(e.caveats)}
+            {"id": e.rule.id, "verdict": e.verdict, "reasons": list(e.reasons), "caveats": list(e.caveats),
+             "description": e.rule.description, "load": e.rule.load}
             for e in explanation.entries
         ],
         "errors": errors_json(explanation.errors),

@@ -1,9 +1,13 @@
 """The ``check-formats`` plugin: ``pi-rules check --format github`` and ``--format sarif``.
 
-``github`` prints one GitHub Actions workflow command per error, which the runner turns
-into an annotation; ``sarif`` prints a SARIF 2.1.0 log for code scanning. Messages and
-paths come from untrusted rule files: the github escaping keeps every error one command
-line (nothing in a message can start another), and the SARIF log is JSON.
+``github`` prints one GitHub Actions workflow command per error (``::error``) and per
+warning (``::warning``), which the runner turns into an annotation; ``sarif`` prints a
+SARIF 2.1.0 log for code scanning, errors at level ``error`` and warnings at level
+``warning``. Each carries its stable kind or code (the annotation's title, the SARIF
+``ruleId``). Messages and paths come from untrusted rule files: the github escaping keeps
+every entry one command line (nothing in a message can start another), and the SARIF
+log is JSON. A path that is not absolute names no file (``env-value`` names a variable):
+its annotation has no ``file``, its SARIF result a logical location instead.
 """
 
 from __future__ import annotations
@@ -34,12 +38,25 @@ KIND_SUMMARIES: Mapping[str, str] = {
     "read-failure": "The rule file cannot be read.",
     "source-unreadable": "A rules directory cannot be listed, or a source plugin failed.",
 }
+# The warning table's short descriptions (docs/lint.md); a plugin's own code gets a generic one.
+CODE_SUMMARIES: Mapping[str, str] = {
+    "cwd-only": "A tool's rules exist in an ancestor but are read from the working directory only.",
+    "invisible-characters": "A rule holds characters a reader cannot see but a model reads.",
+    "budget-overflow": "The always-on rules need more tokens together than the budget.",
+    "env-value": "An environment variable is read differently from how it is written, or not at all.",
+    "dead-glob": "A glob matches no file in the repository.",
+    "duplicate-body": "The same rule text is in more than one rule file.",
+    "ignored-key": "A key the file's own tool ignores.",
+    "ignored-file": "A file the tool the folder belongs to does not read.",
+    "size-cap": "A file over its tool's documented size cap.",
+    "lint-failed": "A lint check failed; some warnings may be missing.",
+}
 
 
 @hookimpl
 def pi_rules_output_formats() -> Sequence[OutputFormat]:
     return (
-        OutputFormat("github", "check", "GitHub Actions annotations, one per error", render_github),
+        OutputFormat("github", "check", "GitHub Actions annotations, one per error and warning", render_github),
         OutputFormat("sarif", "check", "a SARIF 2.1.0 log for code scanning", render_sarif),
     )
 
@@ -47,13 +64,18 @@ def pi_rules_output_formats() -> Sequence[OutputFormat]:
 def render_github(data: Mapping[str, Any]) -> str:
     discovery: Discovery = data["discovery"]
     cwd: str = data["cwd"]
+    entries = [("error", e.kind, e.path, e.message) for e in discovery.errors]
+    entries += [("warning", w.code, w.path, w.message) for w in discovery.warnings]
     lines = []
-    for error in discovery.errors:
-        relative = _relative(error.path, cwd)
-        file = relative if relative is not None else os.path.abspath(error.path)
-        # Errors carry no line number; line=1 still anchors the annotation to the file.
-        properties = f"file={_property(file)},line=1,title={_property('pi-rules ' + error.kind)}"
-        lines.append(f"::error {properties}::{_data(error.message)}\n")
+    for level, code, path, message in entries:
+        title = f"title={_property('pi-rules ' + code)}"
+        if not os.path.isabs(path):  # a variable, not a file: the message names it
+            lines.append(f"::{level} {title}::{_data(path + ': ' + message)}\n")
+            continue
+        relative = _relative(path, cwd)
+        file = relative if relative is not None else os.path.abspath(path)
+        # Entries carry no line number; line=1 still anchors the annotation to the file.
+        lines.append(f"::{level} file={_property(file)},line=1,{title}::{_data(message)}\n")
     return "".join(lines)
 
 
@@ -71,29 +93,24 @@ def _property(text: str) -> str:
 def render_sarif(data: Mapping[str, Any]) -> str:
     discovery: Discovery = data["discovery"]
     cwd = os.path.abspath(data["cwd"])
-    rules: dict[str, int] = {}
+    rules: dict[str, tuple[int, str]] = {}  # code -> (index, level of its first entry)
+    entries = [("error", e.kind, e.path, e.message) for e in discovery.errors]
+    entries += [("warning", w.code, w.path, w.message) for w in discovery.warnings]
     results = []
-    for error in discovery.errors:
-        index = rules.setdefault(error.kind, len(rules))
-        relative = _relative(error.path, cwd)
-        if relative is not None:
-            artifact = {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": "SRCROOT"}
-        else:
-            artifact = {"uri": _file_uri(error.path)}
+    for level, code, path, message in entries:
+        index, _ = rules.setdefault(code, (len(rules), level))
         results.append({
-            "ruleId": error.kind,
+            "ruleId": code,
             "ruleIndex": index,
-            "level": "error",
-            "message": {"text": error.message},
-            # Errors carry no line number; code scanning needs a region to place a result.
-            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}],
+            "level": level,
+            "message": {"text": message},
+            "locations": [_location(path, cwd)],
         })
     driver = {
         "name": "pi-rules",
         "version": _version(),
         "rules": [
-            {"id": kind, "shortDescription": {"text": KIND_SUMMARIES.get(kind, f"A rule file error ({kind}).")}}
-            for kind in rules
+            {"id": code, "shortDescription": {"text": _summary(code, level)}} for code, (_, level) in rules.items()
         ],
     }
     log = {
@@ -108,6 +125,24 @@ def render_sarif(data: Mapping[str, Any]) -> str:
     # safe_json is json.dumps(indent=2, ensure_ascii=False) plus \u escapes for what no
     # UTF-8 stdout can carry (lone surrogates from non-UTF-8 names) or a terminal shows raw.
     return safe_json(log) + "\n"
+
+
+def _location(path: str, cwd: str) -> dict[str, Any]:
+    if not os.path.isabs(path):  # a variable (env-value), not a file
+        return {"logicalLocations": [{"name": path, "kind": "variable"}]}
+    relative = _relative(path, cwd)
+    if relative is not None:
+        artifact = {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": "SRCROOT"}
+    else:
+        artifact = {"uri": _file_uri(path)}
+    # Entries carry no line number; code scanning needs a region to place a result.
+    return {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}
+
+
+def _summary(code: str, level: str) -> str:
+    if level == "error":
+        return KIND_SUMMARIES.get(code, f"A rule file error ({code}).")
+    return CODE_SUMMARIES.get(code, f"A rule file warning ({code}).")
 
 
 def _relative(path: str, cwd: str) -> str | None:

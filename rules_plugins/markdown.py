@@ -5,6 +5,11 @@ Kinds: ``section`` (data: ``{"active": [Outcome], "on_demand": [Outcome]}``), ``
 [str]}``, the mid-run attachment block: a heading, then ``entry`` and ``index-line``
 parts, so its bytes equal the section's). A host that appends the block to a tool's
 output puts its own separator before it.
+
+``on_demand`` is every line of the index, in order: the on-demand rules, then — with
+``overflow = "index"`` (CONTRACT §6) — the pinned rules the budget left out, whose
+outcomes keep status ``dropped``. One list, so a renderer that replaces this one lists
+them too without knowing the setting.
 """
 
 from __future__ import annotations

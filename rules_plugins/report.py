@@ -11,10 +11,14 @@ import os
 from typing import Any, Callable
 
 from rules_core import hookimpl
+from rules_core.delivery import ON_DEMAND_NOTE
 from rules_core.model import Discovery, Evaluation, Explanation, Outcome, Rule, RuleError, RuleWarning
 from rules_core.safe import safe_block, safe_line
 
+from ._report_budget import Budget, budget_summary, description_line, outcome_details
+
 STATUS_ORDER = ("active", "on-demand", "dropped", "inactive", "muted")
+PINNED_NOTE = "pinned: its body goes into the section while the budget has room"
 
 
 @hookimpl(trylast=True)
@@ -38,30 +42,37 @@ def render_report(evaluation: Evaluation, cwd: str) -> str:
     counts = ", ".join(f"{len(outcomes[s])} {s}" for s in STATUS_ORDER)
     errors = len(evaluation.errors)
     lines = [f"rules: {counts}, {errors} error{'s' if errors != 1 else ''}"]
+    budget = Budget.of(evaluation)
     for status in STATUS_ORDER:
         for outcome in outcomes[status]:
-            lines.extend(_report_lines(outcome, cwd))
+            lines.extend(_report_lines(outcome, cwd, budget))
     lines.extend(_error_line(e, cwd) for e in evaluation.errors)
     lines.extend(_warning_line(w, cwd) for w in evaluation.warnings)
+    # The budget:/section: lines stay last and exactly as RULE-SPEC §6 words them.
+    lines.extend(budget_summary(evaluation))
     lines.append(f"budget: {evaluation.budget_used}/{evaluation.facts.max_tokens} estimated tokens")
     if evaluation.section:
         lines.append(f"section: ~{evaluation.section_tokens} tokens")
     return "\n".join(lines) + "\n"
 
 
-def _report_lines(outcome: Outcome, cwd: str) -> list[str]:
+def _report_lines(outcome: Outcome, cwd: str, budget: Budget) -> list[str]:
     rule = outcome.rule
     if outcome.status == "muted":
         return [f"inactive: {safe_line(rule.id)} (muted for this session)"]
     head = f"{outcome.status}: {safe_line(rule.id)} — {_where(rule, cwd)}"
+    details = outcome_details(outcome, budget)
     if outcome.status == "dropped":
-        return [f"{head} — {outcome.cause}"]
+        return [f"{head} — {outcome.cause}", *details]
     if outcome.status == "inactive":
-        lines = [head, f"  configured: {describe_conditions(rule)}"]
+        lines = [head, *details, f"  configured: {describe_conditions(rule)}"]
         lines.extend(f"  reason: {safe_line(r)}" for r in outcome.reasons)
         return lines
-    reasons = "; ".join(outcome.reasons) if outcome.reasons else "always applies"
-    return [f"{head} — {safe_line(reasons)}"]
+    # A rule without reasons matched unconditionally: pinned, it is always in the section;
+    # on demand, it is always in the index, which is not "applies".
+    fallback = "always applies" if outcome.status == "active" else ON_DEMAND_NOTE
+    reasons = "; ".join(outcome.reasons) if outcome.reasons else fallback
+    return [f"{head} — {safe_line(reasons)}", *details]
 
 
 def render_explain(explanation: Explanation, cwd: str) -> str:
@@ -73,11 +84,20 @@ def render_explain(explanation: Explanation, cwd: str) -> str:
             reasons = "; ".join(entry.reasons)
             tail = f" — {safe_line(reasons)}" if reasons else ""
             lines.append(f"{labels[verdict]}: {safe_line(entry.rule.id)}{tail}")
+            if verdict != "muted":  # a mute is a session action: one bare line, as in the report
+                lines.append(f"  {_explain_detail(entry.rule, verdict)}")
             lines.extend(f"  caveat: {safe_line(c)}" for c in entry.caveats)
     if not explanation.entries:
         lines.append("no rules discovered")
     lines.extend(_error_line(e, cwd) for e in explanation.errors)
     return "\n".join(lines) + "\n"
+
+
+def _explain_detail(rule: Rule, verdict: str) -> str:
+    """The description, and for a rule the path would bring in, what the model gets."""
+    if verdict == "no-match":
+        return description_line(rule)
+    return f"{description_line(rule)} · {ON_DEMAND_NOTE if rule.load == 'on-demand' else PINNED_NOTE}"
 
 
 def render_show(rule: Rule, cwd: str) -> str:

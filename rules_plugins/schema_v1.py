@@ -6,7 +6,6 @@ Owns files whose ``RuleFile.schema`` is ``"v1"``. Plugins may add keys through
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -16,6 +15,7 @@ from rules_core.compiled import compile_rule
 from rules_core.model import ParseResult, Rule, RuleError, RuleFile, SchemaKey
 
 from .frontmatter import FrontmatterError, load_yaml, split_frontmatter
+from .native_fixes import closest, fix_line, quote_fix, yaml_string
 
 SCHEMA = "v1"
 MATCH_MODES = ("touched", "exists", "both")
@@ -35,6 +35,7 @@ KNOWN_KEYS = (
     "keywords",
     "alwaysApply",
 )
+LIST_KEYS = ("globs", "tools", "keywords")
 
 
 @hookimpl(trylast=True)
@@ -69,7 +70,7 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
     try:
         data = load_yaml(split.yaml_text)
     except FrontmatterError as exc:
-        fail("yaml-syntax", str(exc))
+        fail("yaml-syntax", quote_fix(str(exc), split.yaml_text, LIST_KEYS))
         return ParseResult(None, tuple(errors))
     if data is None:
         data = {}
@@ -80,7 +81,7 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
     allowed = set(KNOWN_KEYS) | set(extra_keys)
     for key in data:
         if not isinstance(key, str) or key not in allowed:
-            fail("unknown-key", _unknown_key_message(key, sorted(allowed)))
+            fail("unknown-key", _unknown_key_message(key, data, sorted(allowed)))
 
     fields = _Fields(data, fail)
     version = data.get("version")
@@ -91,7 +92,9 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
     if description is None or (isinstance(description, str) and not description.strip()):
         fail("missing-description", "add 'description: <one line saying what the rule enforces>'")
     elif not isinstance(description, str):
-        fail("invalid-value", f"description must be a string, got {_kind(description)}; quote it")
+        fix = fix_line("description", "string", description)
+        fail("invalid-value", f"description must be a string, got {_kind(description)}; "
+                              f"{f'write {fix}' if fix else 'write one line of text in quotes'}")
 
     globs = fields.string_list("globs")
     tools = fields.string_list("tools")
@@ -108,7 +111,7 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
     if "match" in data and not globs:
         fail(
             "match-without-globs",
-            "'match' only applies to globs; add 'globs: [...]' or remove 'match'",
+            "'match' only applies to globs; add globs such as 'globs: [\"src/**\"]' or remove 'match'",
         )
     has_trigger = bool(globs or tools or branch is not None or model is not None or always_apply)
     # A misspelt or mistyped key usually IS the missing trigger; its own error says so.
@@ -147,7 +150,8 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
 
 @dataclass
 class _Fields:
-    """Typed accessors that record an ``invalid-value`` error instead of raising."""
+    """Typed accessors that record an ``invalid-value`` error instead of raising; each
+    message ends with the line to write where one is evident (``native_fixes``)."""
 
     data: Mapping[str, Any]
     fail: Callable[[str, str], None]
@@ -158,10 +162,11 @@ class _Fields:
             return ()
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return tuple(value)
+        fix = fix_line(key, "list", value)
         if isinstance(value, str):
-            self.fail("invalid-value", f"{key} must be a list of strings; write {key}: [{value!r}]")
+            self.fail("invalid-value", f"{key} must be a list of strings; write {fix}")
         else:
-            self.fail("invalid-value", f"{key} must be a list of strings, got {_kind(value)}")
+            self.fail("invalid-value", f"{key} must be a list of strings, got {_kind(value)}{_write(fix)}")
         return ()
 
     def choice(self, key: str, allowed: tuple[str, ...], default: str) -> str:
@@ -170,7 +175,9 @@ class _Fields:
         value = self.data[key]
         if isinstance(value, str) and value in allowed:
             return value
-        self.fail("invalid-value", f"{key} is {value!r}; use one of {', '.join(allowed)}")
+        close = closest(value, allowed) if isinstance(value, str) else None
+        meant = f" — did you mean {close!r}?" if close else ""
+        self.fail("invalid-value", f"{key} is {value!r}; use one of {', '.join(allowed)}{meant}")
         return default
 
     def string(self, key: str) -> str | None:
@@ -179,7 +186,8 @@ class _Fields:
         value = self.data[key]
         if isinstance(value, str):
             return value
-        self.fail("invalid-value", f"{key} must be a string, got {_kind(value)}; quote it")
+        fix = fix_line(key, "string", value) or f"one quoted pattern, such as {key}: {_EXAMPLES.get(key, _SOME_TEXT)}"
+        self.fail("invalid-value", f"{key} must be a string, got {_kind(value)}; write {fix}")
         return None
 
     def integer(self, key: str) -> int:
@@ -188,7 +196,8 @@ class _Fields:
         value = self.data[key]
         if type(value) is int:
             return value
-        self.fail("invalid-value", f"{key} must be an integer, got {_kind(value)} {value!r}")
+        fix = fix_line(key, "int", value) or f"a whole number, such as {key}: 10"
+        self.fail("invalid-value", f"{key} must be an integer, got {_kind(value)} {value!r}; write {fix}")
         return 0
 
     def boolean(self, key: str) -> bool:
@@ -197,8 +206,18 @@ class _Fields:
         value = self.data[key]
         if type(value) is bool:
             return value
-        self.fail("invalid-value", f"{key} must be true or false, got {value!r}")
+        fix = fix_line(key, "bool", value) or f"{key}: true or {key}: false"
+        self.fail("invalid-value", f"{key} must be true or false, got {value!r}; write {fix}")
         return False
+
+
+# A pattern to show when a value has no evident text form (a mapping, say).
+_EXAMPLES = {"model": yaml_string("*sonnet*"), "branch": yaml_string("feature/*")}
+_SOME_TEXT = yaml_string("…")
+
+
+def _write(fix: str | None) -> str:
+    return f"; write {fix}" if fix else ""
 
 
 def trim_blank_edges(body: str) -> str:
@@ -233,11 +252,50 @@ def validate_extra(
     return extra, tuple(conditions)
 
 
-def _unknown_key_message(key: object, allowed: list[str]) -> str:
+def _unknown_key_message(key: object, data: Mapping[Any, Any], allowed: list[str]) -> str:
     text = str(key)
-    close = difflib.get_close_matches(text, allowed, n=1, cutoff=0.6)
-    hint = f" — did you mean {close[0]!r}?" if close else f"; allowed keys: {', '.join(allowed)}"
-    return f"unknown key {text!r}{hint}"
+    close = closest(text, allowed) if isinstance(key, str) else None
+    if close is None:
+        return f"unknown key {text!r}; allowed keys: {', '.join(allowed)}"
+    if close in data:  # renaming would make a duplicate key
+        return f"unknown key {text!r} — did you mean {close!r}? It is already set: remove {text!r}"
+    # Renamed, the value must still be right for the key meant: check it the same way.
+    problems: list[str] = []
+    _check_one(close, data[key], lambda _kind, message: problems.append(message))
+    if not problems:
+        return f"unknown key {text!r} — did you mean {close!r}?"
+    fix = fix_line(close, _KEY_KINDS.get(close, ""), data[key], _CHOICES.get(close, ()))
+    if fix is not None:
+        return f"unknown key {text!r} — did you mean {close!r}? write {fix}"
+    return f"unknown key {text!r} — did you mean {close!r}? Its value is wrong for {close!r} too: {problems[0]}"
+
+
+_KEY_KINDS = {
+    "globs": "list", "tools": "list", "keywords": "list", "match": "choice", "enforcement": "choice",
+    "load": "choice", "branch": "string", "model": "string", "description": "string", "priority": "int",
+    "alwaysApply": "bool", "version": "version",
+}
+_CHOICES = {"match": MATCH_MODES, "enforcement": ENFORCEMENTS, "load": LOADS}
+
+
+def _check_one(key: str, value: Any, fail: Callable[[str, str], None]) -> None:
+    """Validate ``value`` as key ``key`` would be (a plugin's key is not checked here)."""
+    fields = _Fields({key: value}, fail)
+    kind = _KEY_KINDS.get(key)
+    if kind == "list":
+        fields.string_list(key)
+    elif kind == "choice":
+        fields.choice(key, _CHOICES[key], "")
+    elif kind == "string" and key != "description":
+        fields.string(key)
+    elif kind == "int":
+        fields.integer(key)
+    elif kind == "bool":
+        fields.boolean(key)
+    elif kind == "version" and (type(value) is not int or value != 1):
+        fail("invalid-version", "write version: 1")
+    elif key == "description" and not isinstance(value, str):
+        fail("invalid-value", "description must be a string")
 
 
 def _kind(value: object) -> str:

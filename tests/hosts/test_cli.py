@@ -37,9 +37,11 @@ def run(capsys, project, *args):
 def test_report_json_has_the_contract_shape(capsys, project):
     code, out, _ = run(capsys, project, "--json", "report", "--touched", "src/a.py", "--no-branch")
     data = json.loads(out)
-    assert code == 0 and set(data) == {"rules", "errors", "budget", "section", "sectionTokens", "warnings"}
+    assert code == 0 and set(data) == {
+        "rules", "errors", "budget", "section", "sectionTokens", "warnings", "overflow", "pinned"
+    }
     style = next(r for r in data["rules"] if r["id"] == "style")
-    assert set(style) == RULE_KEYS | {"status", "reasons", "cause", "tokens"}
+    assert set(style) == RULE_KEYS | {"status", "reasons", "cause", "tokens", "delivery", "room", "duplicateOf"}
     assert (style["status"], style["reasons"], style["cause"]) == ("active", ["touched src/a.py"], None)
     assert data["budget"] == {"used": style["tokens"], "limit": 2000}
     assert data["section"].startswith("# Rules\n")
@@ -53,6 +55,7 @@ def test_list_json_has_rule_keys_without_evaluation(capsys, project):
 
 
 def test_check_exits_1_on_any_error_and_0_when_clean(capsys, project):
+    project.write({"src/a.ts": "x", "docs/a.md": "x"})  # live globs: no dead-glob warning
     assert run(capsys, project, "check")[:2] == (0, "ok: 2 rules, no errors\n")
     project.write({".pi/rules/bad.md": "no frontmatter\n"})
     code, out, _ = run(capsys, project, "check")

@@ -55,9 +55,10 @@ def test_report_shows_the_warning_line(repo, capsys):
 
 
 def test_no_warning_at_the_root_or_when_cwd_has_its_own(repo, capsys):
-    assert "warning" not in _run(capsys, repo.cwd, "check")[1]
+    # Only cwd-only is this test's: the rules' globs name no file, a dead-glob warning.
+    assert "warning cwd-only" not in _run(capsys, repo.cwd, "check")[1]
     repo.write({"services/.claude/rules/local.md": CLAUDE_RULE})
-    assert "warning" not in _run(capsys, repo.cwd / "services", "check")[1]
+    assert "warning cwd-only" not in _run(capsys, repo.cwd / "services", "check")[1]
 
 
 def test_no_warning_when_the_importer_is_off_or_the_project_untrusted(repo, capsys, monkeypatch):

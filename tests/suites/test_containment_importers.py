@@ -50,7 +50,7 @@ IMPORTER_NAMES = ["AGENTS.md", "AGENT.md", "CLAUDE.md", "CLAUDE.local.md", "GEMI
 # The user's own files the global importers may read ($HOME is not the project).
 USER_LEVEL = [".pi/agent/rules", ".cursor/rules", ".codeium/windsurf/memories", ".agent/rules", ".agents/rules",
               ".omp/agent", ".xcsh/agent", ".claude/CLAUDE.md", ".gemini/GEMINI.md", ".kiro/steering",
-              ".continue/rules", ".roo", ".augment/rules", "notes"]
+              ".continue/rules", ".roo", ".augment/rules", "notes", ".config/pi-rules/config.toml"]
 
 
 @pytest.fixture

@@ -1,0 +1,93 @@
+"""The global options of ``pi-rules`` (CONTRACT §3) and the conventions around them.
+
+``--cwd``, ``--untrusted``, ``-p no:NAME`` and ``--json`` are accepted before or after the
+command (``pi-rules list --json``, ``pi-rules check --cwd x``), as people type them.
+The top-level parser owns them; every command's parser (and every verb below it, such as
+``stream test``) gets copies whose default is ``SUPPRESS``, so a copy only sets the value
+when the option is written after the command and otherwise leaves the top level's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Iterator
+
+DISTRIBUTION = "pi-rules"
+DESCRIPTION = "Discover, check, match and render project rules."
+EPILOG = (
+    "New here? `pi-rules init` creates .pi/rules/ with an example rule; `pi-rules check` "
+    "lints every rule file. Global options may come before or after the command; "
+    "`pi-rules COMMAND --help` shows a command's own options."
+)
+
+
+@dataclass(frozen=True)
+class _Option:
+    flags: tuple[str, ...]
+    kwargs: dict[str, Any]
+    default: Any
+
+
+_GLOBALS = (
+    _Option(("--cwd",), {"metavar": "DIR", "help": "project working directory (default: .)"}, "."),
+    _Option(("--untrusted",), {"action": "store_true", "help": "read no project rules"}, False),
+    _Option(
+        ("-p",),
+        {"dest": "plugin_options", "action": "append", "metavar": "no:NAME", "help": "block the plugin NAME (repeatable)"},
+        [],
+    ),
+    _Option(("--json",), {"action": "store_true", "help": "machine-readable output"}, False),
+    # The ``import`` setting for this run (docs/configuration.md); ``import`` is a keyword.
+    _Option(("--import",), {"dest": "import_names", "metavar": "LIST",
+                            "help": "importers to run: all, none or a comma list (beats PI_RULES_IMPORT and the files)"},
+            None),
+)
+
+
+def global_parser(add_help: bool = True) -> argparse.ArgumentParser:
+    """The top-level parser with the global options (and ``--version``), no commands yet.
+
+    Without help it is the first phase of the two-phase parse: it reads the global
+    options wherever they stand, before any plugin (or settings file) is loaded. It reads
+    them exactly as the full parser will, abbreviations included, so that ``--unt`` is
+    untrusted for the settings files as much as for the rules.
+    """
+    parser = argparse.ArgumentParser(prog="pi-rules", description=DESCRIPTION, epilog=EPILOG, add_help=add_help)
+    for option in _GLOBALS:
+        parser.add_argument(*option.flags, default=option.default, **option.kwargs)
+    parser.add_argument("--version", action="store_true", help="print the installed version and exit")
+    return parser
+
+
+def share_global_options(parser: argparse.ArgumentParser) -> None:
+    """Give every command and verb below ``parser`` the global options it does not define
+    itself, defaulting to ``SUPPRESS`` (see the module doc)."""
+    for sub in _sub_parsers(parser):
+        taken = set(sub._option_string_actions)  # noqa: SLF001 - argparse has no public view
+        missing = [o for o in _GLOBALS if not taken.intersection(o.flags)]
+        if missing:
+            group = sub.add_argument_group("global options (also accepted before the command)")
+            for option in missing:
+                group.add_argument(*option.flags, default=argparse.SUPPRESS, **option.kwargs)
+        share_global_options(sub)
+
+
+def _sub_parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    seen: set[int] = set()
+    for action in parser._actions:  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for sub in action.choices.values():
+                if id(sub) not in seen:  # an alias maps to the same parser
+                    seen.add(id(sub))
+                    yield sub
+
+
+def version() -> str:
+    """The installed distribution's version; ``unknown`` when run from a source tree that
+    was never installed (no metadata to read)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,211 @@
+"""The ``lint-formats`` plugin: what another tool's rule file means to that tool
+(docs/lint.md): ``ignored-key``, ``ignored-file`` and ``size-cap`` warnings.
+
+pi-rules reads other tools' files leniently (docs/importers.md), so a file can work here
+and silently not in the tool it was written for — or be cut short there. Each warning
+names the tool's own rule and the docs/importers.md section that quotes it:
+
+- ``ignored-key``: a key the file's own tool ignores (``globs:`` in ``.claude/rules``,
+  ``paths:`` in a Copilot file, a Windsurf file with ``alwaysApply``/``globs`` but no
+  ``trigger``, Cursor's ``alwaysApply: "true"`` as text);
+- ``ignored-file``: a plain ``.md`` file in ``.cursor/rules``, where Cursor reads ``.mdc``
+  (rule folders, ``<name>/RULE.md``, are Cursor 2.2's own layout and pass);
+- ``size-cap``: a file over its tool's documented size (Windsurf's characters per rule
+  file, Codex's 32 KiB of ``AGENTS.md`` text from the git root down).
+
+Frontmatter keys are read line by line (top-level ``key: value`` lines), not as YAML:
+the files this looks at are often not valid YAML, and those that are broken are
+``yaml-syntax`` errors already.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable, Mapping, Sequence
+
+from rules_core import hookimpl
+from rules_core.lint_context import LintContext
+from rules_core.model import Discovery, Rule, RuleWarning
+
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(.*)\Z")
+_QUOTED_TRUE = re.compile(r"""(["'])\s*true\s*\1""", re.IGNORECASE)
+PLUGIN = "lint-formats"
+CLAUDE = 'docs/importers.md, "The claude importer"'
+COPILOT = 'docs/importers.md, "The copilot importer"'
+CURSOR = 'docs/importers.md, "The cursor importer"'
+WINDSURF = 'docs/importers.md, "The windsurf importer"'
+AGENTS_MD = 'docs/importers.md, "The agents-md importer"'
+# Documented caps: Windsurf's Memories & Rules page (characters per workspace rule file,
+# and for global_rules.md), Codex's project_doc_max_bytes (bytes of AGENTS.md, together).
+WINDSURF_CHARS = 12_000
+WINDSURF_GLOBAL_CHARS = 6_000
+CODEX_BYTES = 32 * 1024
+
+# (the rule, its frontmatter keys, its text) -> (code, message) pairs
+Check = Callable[[Rule, Mapping[str, str], str], list[tuple[str, str]]]
+
+
+@hookimpl
+def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWarning]:
+    found: list[RuleWarning] = []
+    for rule in discovery.rules:
+        check = _CHECKS.get(rule.file.plugin)
+        if check is None or not check[0](rule):
+            continue
+        text = context.read_text(rule)
+        if text is None:
+            continue  # vanished or unreadable since discovery: nothing to say about it
+        found.extend(RuleWarning(code, rule.file.path, message, PLUGIN)
+                     for code, message in check[1](rule, frontmatter_keys(text), text))
+    found.extend(_codex_size(discovery.rules))
+    return found
+
+
+def frontmatter_keys(text: str) -> dict[str, str]:
+    """Top-level ``key: value`` lines of a leading ``---`` block, first occurrence each,
+    values raw (stripped); empty without a closed block."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return {}
+    keys: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.rstrip() == "---":
+            return keys
+        match = _KEY.match(line)
+        if match:
+            keys.setdefault(match.group(1), match.group(2).strip())
+    return {}
+
+
+def _claude(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+    scoped = "paths" in keys
+    found = []
+    for key in ("globs", "applyTo"):
+        if key in keys:
+            effect = ("paths decides, so remove it" if scoped else
+                      "without paths the rule applies to every file, in Claude Code and here — rename it to paths")
+            found.append(("ignored-key", f"Claude Code ignores '{key}:' and reads only 'paths:'; {effect} ({CLAUDE})"))
+    if "alwaysApply" in keys:
+        effect = "paths decides, so remove it" if scoped else "a rule without paths applies always anyway — remove it"
+        found.append(("ignored-key", f"Claude Code ignores 'alwaysApply:'; {effect} ({CLAUDE})"))
+    return found
+
+
+def _copilot(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+    scoped = "applyTo" in keys
+    found = []
+    for key in ("globs", "paths", "alwaysApply"):
+        if key in keys:
+            effect = ("applyTo decides, so remove it" if scoped else
+                      "without applyTo the file applies to every request, in Copilot and here — "
+                      "write applyTo: \"<globs>\" instead")
+            found.append(("ignored-key", f"GitHub Copilot ignores '{key}:' in instructions files and reads only "
+                                         f"'applyTo:'; {effect} ({COPILOT})"))
+    return found
+
+
+def _cursor(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+    found = []
+    name = rule.relative_path.rsplit("/", 1)[-1]
+    if name.endswith(".md") and name != "RULE.md":
+        found.append(("ignored-file", (
+            f"Cursor's rules are .mdc files, and its rules page says a plain .md file in .cursor/rules is ignored "
+            f"(only newer versions read it; pi-rules does) — rename it to {name[:-3]}.mdc ({CURSOR})"
+        )))
+    if _QUOTED_TRUE.fullmatch(keys.get("alwaysApply", "")):
+        found.append(("ignored-key", (
+            f"alwaysApply: {keys['alwaysApply']} is text: Cursor applies the rule always only for the boolean, "
+            f"while pi-rules reads the text as true — write alwaysApply: true, unquoted ({CURSOR})"
+        )))
+    for key in ("paths", "applyTo", "trigger"):
+        if key in keys:
+            found.append(("ignored-key", f"Cursor ignores '{key}:' and reads globs, alwaysApply and description; "
+                                         f"remove it or write globs: instead ({CURSOR})"))
+    return found
+
+
+def _windsurf(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+    if rule.source == "global" or rule.relative_path == ".windsurfrules":
+        cap = WINDSURF_GLOBAL_CHARS if rule.source == "global" else WINDSURF_CHARS
+        return _windsurf_size(text, cap)
+    found = _windsurf_size(text, WINDSURF_CHARS)
+    trigger = keys.get("trigger", "").strip("'\" ").lower()
+    if not trigger:
+        for key, fix in (("alwaysApply", "trigger: always_on"), ("globs", "trigger: glob")):
+            if key in keys:
+                found.append(("ignored-key", (
+                    f"Windsurf ignores '{key}:' and reads 'trigger:'; without a trigger Windsurf applies this "
+                    f"rule only when it is @mentioned, while pi-rules honours {key} as the peers do — add {fix} "
+                    f"({WINDSURF})"
+                )))
+    else:
+        if "globs" in keys and trigger != "glob":
+            found.append(("ignored-key", f"'globs:' is ignored unless trigger: glob, by Windsurf and here — remove "
+                                         f"it or write trigger: glob ({WINDSURF})"))
+        if "alwaysApply" in keys:
+            found.append(("ignored-key", f"'alwaysApply:' is ignored when a trigger is set, by Windsurf and here — "
+                                         f"remove it ({WINDSURF})"))
+    for key in ("paths", "applyTo"):
+        if key in keys:
+            found.append(("ignored-key", f"Windsurf ignores '{key}:' — write trigger: glob and globs: instead "
+                                         f"({WINDSURF})"))
+    return found
+
+
+def _windsurf_size(text: str, cap: int) -> list[tuple[str, str]]:
+    if len(text) <= cap:
+        return []
+    return [("size-cap", (
+        f"the file has {len(text):,} characters: Windsurf reads at most {cap:,} of a rule file and cuts the rest, "
+        f"while pi-rules sends it whole — split it into smaller rules ({WINDSURF}; Windsurf's \"Memories & Rules\")"
+    ))]
+
+
+def _codex_size(rules: Sequence[Rule]) -> list[RuleWarning]:
+    """Codex concatenates AGENTS.md files from the git root down to the folder it works
+    in and stops at ``project_doc_max_bytes`` together: a file past that point is cut
+    or skipped there. Checked for each file's own folder chain, in discovery order
+    (general to specific, as Codex reads them)."""
+    files = [r for r in rules if r.file.plugin == "agents-md" and r.source == "project"]
+    found = []
+    for rule in files:
+        folder = os.path.dirname(rule.file.path)
+        chain = [r for r in files if _holds(os.path.dirname(r.file.path), folder) and r.index <= rule.index]
+        before = sum(len(r.body.encode("utf-8")) for r in chain if r is not rule)
+        size = len(rule.body.encode("utf-8"))
+        if before + size <= CODEX_BYTES:
+            continue
+        fate = "skips this file" if before >= CODEX_BYTES else f"reads only its first {CODEX_BYTES - before:,} bytes"
+        found.append(RuleWarning("size-cap", rule.file.path, (
+            f"Codex reads AGENTS.md files from the git root down to this folder and stops at 32 KiB together "
+            f"(project_doc_max_bytes): with the {before:,} bytes before it this file ({size:,} bytes) ends at "
+            f"{before + size:,}, so Codex {fate}, while pi-rules sends it whole — shorten it or move text into "
+            f"scoped rules ({AGENTS_MD})"
+        ), PLUGIN))
+    return found
+
+
+def _holds(ancestor: str, folder: str) -> bool:
+    return folder == ancestor or folder.startswith(ancestor.rstrip(os.sep) + os.sep)
+
+
+def _is_copilot_scoped(rule: Rule) -> bool:
+    return rule.relative_path.endswith(".instructions.md")  # not the repository-wide file
+
+
+def _is_cursor_rule(rule: Rule) -> bool:
+    return rule.source == "project" and rule.relative_path != ".cursorrules"
+
+
+def _always(rule: Rule) -> bool:
+    return True
+
+
+# plugin -> (which of its files to look at, the check)
+_CHECKS: Mapping[str, tuple[Callable[[Rule], bool], Check]] = {
+    "claude": (_always, _claude),
+    "copilot": (_is_copilot_scoped, _copilot),
+    "cursor": (_is_cursor_rule, _cursor),
+    "windsurf": (_always, _windsurf),
+}
