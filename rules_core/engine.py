@@ -81,7 +81,7 @@ class Engine:
             settings = self.settings(cwd, trusted)
             importers = importer_selection(settings, host, self.hooks.importers())
             found = self.discovery.discover(cwd, trusted, importers)
-            return with_settings(found, settings, host, self.pm, self.hooks.hosts())
+            return with_settings(found, settings, host, self.pm, self.hooks.hosts(), os.path.abspath(cwd))
 
     # -- evaluation ------------------------------------------------------------------
 

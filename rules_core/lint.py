@@ -55,7 +55,7 @@ def lint(
         found = [RuleWarning("lint-failed", cwd, f"the lint checks stopped ({type(exc).__name__}: {exc}); "
                              "some warnings may be missing — please report this", "engine")]
     unique = sorted(set(found), key=lambda w: (w.path, w.code, w.message, w.plugin))
-    return filter_warnings((*discovery.warnings, *unique), ignored)
+    return filter_warnings((*discovery.warnings, *unique), ignored, cwd)
 
 
 def lint_context(engine: Engine, discovery: Discovery, *, cwd: str, trusted: bool, max_tokens: int) -> LintContext:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .cache import evict_oldest
 from .containment import Containment, Unresolved
+from .globs import Glob, GlobError, compile_glob
 from .model import RuleError, RuleWarning
 from .reading import describe_os_error, not_regular
 from .select import js_parse_int
@@ -139,10 +140,31 @@ class Settings:
         return tuple(found)
 
 
-def filter_warnings(warnings: Iterable[RuleWarning], ignore: Iterable[str]) -> tuple[RuleWarning, ...]:
-    """``warnings`` without the codes ``[lint] ignore`` lists (``Settings.lint_ignore``)."""
-    codes = frozenset(ignore)
-    return tuple(w for w in warnings if w.code not in codes)
+def filter_warnings(warnings: Iterable[RuleWarning], ignore: Iterable[str], cwd: str = "") -> tuple[RuleWarning, ...]:
+    """``warnings`` without what ``[lint] ignore`` lists (``Settings.lint_ignore``): a
+    code (``dead-glob``) silences it everywhere, ``code:glob`` (``dead-glob:legacy/**``)
+    only for files whose cwd-relative path the glob matches."""
+    codes: set[str] = set()
+    scoped: list[tuple[str, Glob]] = []
+    for entry in ignore:
+        code, _, pattern = entry.partition(":")
+        if not pattern:
+            codes.add(code)
+            continue
+        try:
+            scoped.append((code, compile_glob(pattern)))
+        except GlobError:
+            continue  # reported by the settings check; silences nothing meanwhile
+    return tuple(w for w in warnings if w.code not in codes and not _silenced(w, scoped, cwd))
+
+
+def _silenced(warning: RuleWarning, scoped: list[tuple[str, Glob]], cwd: str) -> bool:
+    if not scoped:
+        return False
+    path = warning.path
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        path = path[len(cwd.rstrip("/")) + 1:]
+    return any(code == warning.code and glob.match(path) for code, glob in scoped)
 
 
 # -- the environment ----------------------------------------------------------------------

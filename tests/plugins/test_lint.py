@@ -330,3 +330,21 @@ def test_the_settings_file_silences_codes(capsys, cli_project):
 
 def test_a_blocked_linter_reports_nothing(capsys, cli_project):
     assert run(capsys, cli_project, "-p", "no:lint-globs", "check", "--strict") == (0, "ok: 1 rule, no errors\n")
+
+
+def test_lint_ignore_silences_one_code_for_the_files_a_glob_names(tmp_path, capsys):
+    import subprocess
+
+    from rules_core.testing import make_rules, rule_text
+    from rules_hosts.cli import main
+
+    project = tmp_path / "p"
+    make_rules(project, {
+        ".pi/rules/a.md": rule_text("Rule a.", globs=["scr/**"]),
+        "legacy/.pi/rules/b.md": rule_text("Rule b.", globs=["nothing/**"]),
+        ".pi/rules.toml": '[lint]\nignore = ["dead-glob:legacy/**"]\n',
+    })
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert main(["--cwd", str(project), "check"]) == 0
+    warnings = [line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("warning")]
+    assert warnings == ["warning dead-glob .pi/rules/a.md"]
