@@ -70,6 +70,16 @@ class Engine:
             self.env, self.home, self.discovery.git_root)
         self.options: dict[str, Any] = {}
 
+    def overran(self) -> tuple[str, ...]:
+        """Scan roots whose exists scan overran a deadline (never scanned again here)."""
+        return tuple(self._overran)
+
+    def remember_overran(self, roots: Sequence[str]) -> None:
+        """Roots an earlier process of the same session found too slow to scan."""
+        for root in roots:
+            self._overran[root] = None
+        evict_oldest(self._overran, MAX_OVERRAN)
+
     def settings(self, cwd: str, trusted: bool = True) -> Settings:
         """The effective settings for ``cwd``; files are re-read when they change."""
         return self.settings_cache.settings(os.path.abspath(cwd), trusted, self.options)

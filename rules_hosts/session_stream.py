@@ -147,23 +147,33 @@ def read_switch_offs(path: str) -> dict[str, str]:
     """Every switch-off recorded in a JSON-lines journal, kept whatever else happened in
     the session (a /clear or a compaction leaves a slow rule as slow). Never raises: an
     unreadable journal means nothing was switched off."""
+    found: dict[str, str] = {}
+    for record in read_records(path, STREAM_OFF_TYPE):
+        rules = record.get("rules")
+        if isinstance(rules, dict):
+            found.update((k, v) for k, v in rules.items() if isinstance(k, str) and isinstance(v, str))
+    return dict(list(found.items())[-MAX_OFF:])
+
+
+def read_records(path: str, record_type: str) -> list[dict[str, Any]]:
+    """The records of one ``type`` in a JSON-lines journal, oldest first; ``[]`` when it
+    cannot be read. Lines of other types are not even parsed."""
     try:
         # Non-blocking and not following a link, as the journal itself is read.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_JOURNAL)
     except (OSError, ValueError):
-        return {}
-    marker = STREAM_OFF_TYPE.encode()
-    found: dict[str, str] = {}
+        return []
+    marker = record_type.encode()
+    found: list[dict[str, Any]] = []
     for raw in data.split(b"\n")[:-1]:  # the last piece is "" or a torn line
         if marker not in raw:
-            continue  # most lines are other records: not even parsed
+            continue
         try:
             record = json.loads(raw)
         except (ValueError, RecursionError):
             continue
-        rules = record.get("rules") if isinstance(record, dict) and record.get("type") == STREAM_OFF_TYPE else None
-        if isinstance(rules, dict):
-            found.update((k, v) for k, v in rules.items() if isinstance(k, str) and isinstance(v, str))
-    return dict(list(found.items())[-MAX_OFF:])
+        if isinstance(record, dict) and record.get("type") == record_type:
+            found.append(record)
+    return found

@@ -24,7 +24,7 @@ from rules_core.safe import safe_line
 from ..config_cmd import configured_engine
 from ..mcp_server import server_entry
 from ..session import Session, touched_entry
-from ..session_stream import read_switch_offs, switch_off_record
+from ..session_stream import read_records, read_switch_offs, switch_off_record
 from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, SECTION_TYPE, HookError
 from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, session_lock
 from .tools import HOST, MATCHER, SESSION_TOOLS
@@ -125,6 +125,9 @@ def _handle(
         return _decide(payload, path, cwd, stderr, engine, trusted, env, locked)
 
 
+SCAN_OFF_TYPE = "pi-rules/scan-overran"  # exists-scan roots cut at the deadline, for later hooks
+
+
 def _decide(
     payload: dict[str, Any], path: str, cwd: str, stderr: TextIO, engine: Engine | None, trusted: bool,
     env: dict[str, str], locked: bool,
@@ -133,6 +136,9 @@ def _decide(
     state = _load(path)
     session = _session(engine, cwd, trusted, env, state)
     journal = _Journal(path, lambda message: _warn(stderr, message))
+    # A scan an earlier hook of this session cut at the deadline is not tried again.
+    known_slow = [r for rec in read_records(path, SCAN_OFF_TYPE) for r in rec.get("roots", ()) if isinstance(r, str)]
+    session.engine.remember_overran(known_slow)
     output = None
     if not locked:
         _record_only(session, journal, event, payload)
@@ -148,6 +154,9 @@ def _decide(
             output = _gate(session, journal, tool, tool_input)
         if event == "PostToolUse":  # captured again: a missed PreToolUse must not lose a path
             output = _tool_result(session, state, journal, tool, tool_input, payload.get("tool_response"))
+    newly_slow = [root for root in session.engine.overran() if root not in known_slow]
+    if newly_slow:
+        journal.append({"type": SCAN_OFF_TYPE, "roots": newly_slow})
     if session.last_fault is not None:  # swallowed by the session; worth a bug report
         _warn(stderr, f"session fault: {session.last_fault}")
     return output

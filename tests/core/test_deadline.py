@@ -113,3 +113,20 @@ def test_the_real_exists_scan_is_cut_inside_a_big_tree(rule_project, clock):
     evaluation = engine.evaluate(Facts(cwd=str(rule_project.cwd)), discovery)
     assert any("the exists scan was cut" in e.message for e in evaluation.errors)
     assert {o.rule.id: o.status for o in evaluation.outcomes} == {"e": "inactive"}
+
+
+def test_the_claude_code_hook_remembers_a_cut_scan_for_its_later_processes(rule_project, clock, tmp_path):
+    import io
+    import json
+
+    from rules_hosts.claude_code import hook
+
+    rule_project.write({".pi/rules/e.md": rule_text(globs=["**/*.ts"], match="exists"), "src/a.ts": ""})
+    env = {"HOME": str(rule_project.home), "XDG_STATE_HOME": str(tmp_path / "state"), "PI_RULES_DEADLINE_MS": "1000"}
+    payload = json.dumps({"session_id": "s1", "cwd": str(rule_project.cwd), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "hi"})
+    _SlowScanner.calls = 0
+    for _ in range(2):  # two hook processes: a fresh engine each, as Claude Code starts them
+        engine = _engine(rule_project, plugins=[("slow", _SlowScanner())], blocked=["scanner"])
+        hook.main(io.StringIO(payload), io.StringIO(), io.StringIO(), engine=engine, cwd=str(rule_project.cwd), env=env)
+    assert _SlowScanner.calls == 1
