@@ -80,17 +80,20 @@ class Discoverer:
             files = [f for f in files if f.source != "project"]
         files = _unique_in_order(sorted(files, key=lambda f: (f.order, f.path)))
         self._files.retain({f.path for f in files})
-        rules: list[Rule] = []
         errors = list(import_errors)
         errors += sorted(set(source_errors), key=lambda e: (e.path, e.kind, e.message))
-        if len(files) > MAX_RULE_FILES:
+        # The user's own (global) files are read first, so neither a cap nor the deadline a
+        # repository can exhaust ever costs them; the rules keep discovery order after.
+        reading_order = [f for f in files if f.source == "global"] + [f for f in files if f.source != "global"]
+        if len(reading_order) > MAX_RULE_FILES:
             errors.append(_over_cap(cwd, f"the sources list {len(files)} rule files, over the limit of "
                                          f"{MAX_RULE_FILES} per discovery", len(files) - MAX_RULE_FILES))
-            files = files[:MAX_RULE_FILES]
+            reading_order = reading_order[:MAX_RULE_FILES]
+        loaded: dict[str, Rule] = {}
         read = 0
-        for position, rule_file in enumerate(files):
-            if expired():
-                left = len(files) - position
+        for position, rule_file in enumerate(reading_order):
+            if expired() and rule_file.source != "global":
+                left = len(reading_order) - position
                 errors.append(deadline_error(cwd, f"{left} rule file{'s' if left != 1 else ''} not read"))
                 break
             result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
@@ -98,12 +101,13 @@ class Discoverer:
                 continue
             errors.extend(result.errors)
             if result.rule is not None:
-                rules.append(_ensure_compiled(result.rule))
+                loaded[rule_file.path] = _ensure_compiled(result.rule)
                 read += len(result.rule.body)
-                if read > MAX_RULE_BYTES_TOTAL and position + 1 < len(files):
+                if read > MAX_RULE_BYTES_TOTAL and position + 1 < len(reading_order):
                     errors.append(_over_cap(cwd, f"the rules read so far hold over {MAX_RULE_BYTES_TOTAL} characters, "
-                                                 "the limit per discovery", len(files) - position - 1))
+                                                 "the limit per discovery", len(reading_order) - position - 1))
                     break
+        rules = [loaded[f.path] for f in files if f.path in loaded]
         warnings = cwd_only_warnings(context, self.hooks.importers()) if trusted else ()
         assigned, invisible = self._ids_for(tuple(rules))
         return Discovery(assigned, tuple(errors), (*warnings, *invisible))

@@ -147,8 +147,10 @@ class Engine:
         )
         verdicts: dict[str, tuple[bool, tuple[str, ...]]] = {}
         unjudged = 0
+        # The user's own (global) rules are always judged: their cost is the user's to set,
+        # and a repository that spends the deadline must not switch them off.
         for rule in live:
-            if expired():  # the rest cannot activate: inactive, and said so once below
+            if expired() and rule.source != "global":  # the rest cannot activate: inactive, and said so once below
                 verdicts[rule.id] = (False, (CUT_REASON,))
                 unjudged += 1
             else:

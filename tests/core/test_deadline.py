@@ -130,3 +130,13 @@ def test_the_claude_code_hook_remembers_a_cut_scan_for_its_later_processes(rule_
         engine = _engine(rule_project, plugins=[("slow", _SlowScanner())], blocked=["scanner"])
         hook.main(io.StringIO(payload), io.StringIO(), io.StringIO(), engine=engine, cwd=str(rule_project.cwd), env=env)
     assert _SlowScanner.calls == 1
+
+
+def test_the_users_own_rules_are_read_and_judged_before_the_deadline_cuts(rule_project, clock):
+    rule_project.write({f".pi/rules/r{n:02d}.md": rule_text(alwaysApply=True) for n in range(20)})
+    rule_project.write_global({"mine.md": rule_text("My own rule.", globs=["src/**"])})
+    clock.step = 0.1
+    evaluation = _engine(rule_project).evaluate(Facts(cwd=str(rule_project.cwd), touched=("src/a.ts",)))
+    statuses = {o.rule.id: o.status for o in evaluation.outcomes}
+    assert statuses["mine"] == "active"
+    assert len(statuses) < 21  # the cut fell on project files

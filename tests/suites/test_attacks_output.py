@@ -148,3 +148,12 @@ def test_discovery_past_the_text_cap_stops_reading(rule_project, monkeypatch):
     assert len(found.rules) == 3
     assert "hold over 100 characters, the limit per discovery" in found.errors[0].message
     assert "the other 3 rule files did not" in found.errors[0].message
+
+
+def test_the_users_own_rules_survive_the_file_cap(rule_project, monkeypatch):
+    monkeypatch.setattr(discovery, "MAX_RULE_FILES", 30)
+    _many(rule_project, ".pi/rules", 40)
+    rule_project.write_global({"mine.md": rule_text("My own rule.", alwaysApply=True)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [r.id for r in found.rules if r.source == "global"] == ["mine"]
+    assert len(found.rules) == 30 and found.rules[-1].id == "mine"  # still last in discovery order
