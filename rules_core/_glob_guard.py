@@ -29,6 +29,7 @@ _MAX_NEGATED = 1
 _MAX_NESTING = 32  # wcmatch parses nested extglobs recursively: 3000 deep raised RecursionError
 _MAX_PLAIN_GLOBSTARS = 1  # `**` segments allowed when the chain cannot be made atomic
 _MAX_CODE_WORDS = 64  # Sardinas–Patterson is quadratic in the alternatives
+_MAX_CODE_LENGTH = 1024  # ... and linear in the suffixes it may meet
 _ANY = None  # an atom that may be any character (`?`, a negated or POSIX class)
 
 # wcmatch's translation of a whole-segment `**` (path mode with DOTGLOB, and flat mode).
@@ -38,11 +39,16 @@ _UNABSORBABLE = (r"(?s:.*?)(?:^|(?<=/))\.{1,2}(?:/|\Z)", r"(?s:.*?)(?:^|(?<=/))\
 
 
 class _Group:
-    __slots__ = ("kind", "branches", "source")
+    __slots__ = ("kind", "branches", "text", "start", "end")
 
-    def __init__(self, kind: str, source: str) -> None:
-        self.kind, self.source = kind, source
+    def __init__(self, kind: str, text: str, start: int) -> None:
+        self.kind, self.text, self.start, self.end = kind, text, start, len(text)
         self.branches: list[list[object]] = [[]]
+
+    @property
+    def source(self) -> str:
+        # sliced on demand: slicing 20,000 nested groups up front was quadratic
+        return self.text[self.start:self.end]
 
 
 def class_end(p: str, i: int) -> int:
@@ -206,7 +212,7 @@ def _parse(text: str, groups: list[_Group], variants: list[int]) -> tuple[list[o
             i = end + 1
             continue
         if c in "@?*+!" and text.startswith("(", i + 1):
-            group = _Group(c, "")
+            group = _Group(c, text, i)
             groups.append(group)
             current.append(group)
             stack.append((group, i))
@@ -214,8 +220,8 @@ def _parse(text: str, groups: list[_Group], variants: list[int]) -> tuple[list[o
             i += 2
             continue
         if c == ")" and stack:
-            group, start = stack.pop()
-            group.source = text[start:i + 1]
+            group, _ = stack.pop()
+            group.end = i + 1
             i += 1
             continue
         if c == "|" and stack:
@@ -235,9 +241,7 @@ def _parse(text: str, groups: list[_Group], variants: list[int]) -> tuple[list[o
         else:
             current.append(frozenset(c))
         i += 1
-    for group, start in stack:  # unclosed: wcmatch takes it literally; judge it anyway
-        group.source = text[start:]
-    return top, depth
+    return top, depth  # an unclosed group runs to the end: wcmatch takes it literally; judged anyway
 
 
 def _class_set(body: str) -> frozenset[str] | None:
@@ -286,11 +290,12 @@ def _unambiguous(branches: list[list[object]]) -> bool:
             all(isinstance(a, frozenset) and len(a) == 1 for a in b) for b in branches):
         return False
     words = ["".join(next(iter(a)) for a in b) for b in branches]  # type: ignore[arg-type]
-    return _uniquely_decodable(words)
+    return sum(map(len, words)) <= _MAX_CODE_LENGTH and _uniquely_decodable(words)
 
 
 def _uniquely_decodable(words: list[str]) -> bool:
-    """Sardinas–Patterson: no text is two different concatenations of ``words``."""
+    """Sardinas–Patterson: no text is two different concatenations of ``words``. Each
+    dangling suffix is examined once (the union of the S_i): bounded by suffixes x words."""
     code = set(words)
     if len(code) != len(words):
         return False
@@ -298,15 +303,13 @@ def _uniquely_decodable(words: list[str]) -> bool:
     def dangling(left: set[str], right: set[str]) -> set[str]:
         return {b[len(a):] for a in left for b in right if b != a and b.startswith(a)}
 
-    suffixes, seen = dangling(code, code), set()
-    while suffixes:
-        if suffixes & code:
+    seen: set[str] = set()
+    fresh = dangling(code, code)
+    while fresh:
+        if fresh & code:
             return False
-        key = frozenset(suffixes)
-        if key in seen:
-            return True
-        seen.add(key)
-        suffixes = dangling(code, suffixes) | dangling(suffixes, code)
+        seen |= fresh
+        fresh = (dangling(code, fresh) | dangling(fresh, code)) - seen
     return True
 
 

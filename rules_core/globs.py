@@ -10,22 +10,26 @@ docs/globs.md describes the user-facing semantics.
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
+from re import _compiler as _sre  # re.compile without re's own 512-entry, size-blind cache
 
 from wcmatch import glob as _wg
 from wcmatch._wcparse import PatternLimitException as _LimitError  # not re-exported publicly
 
 from . import _glob_guard
+from ._glob_budget import EXPANSION_BUDGET, REGEX_BUDGET, BoundedCache, expansion_problem
+from ._glob_budget import EXPANSION_LIMIT as _EXPANSION_LIMIT
 from ._glob_guard import class_end as _class_end
 
 __all__ = ["GlobError", "Glob", "compile_glob", "compile_flat", "normalize_path",
-           "last_segment", "literal_prefix"]
+           "last_segment", "literal_prefix", "EXPANSION_BUDGET"]
 
 _FLAGS = _wg.GLOBSTAR | _wg.BRACE | _wg.EXTGLOB | _wg.FORCEUNIX | _wg.CASE
-_EXPANSION_LIMIT = 1000  # wcmatch's default; a bigger brace product is almost surely a mistake
 _MAX_LENGTH = 65536  # picomatch refuses longer patterns too
+# The compile cache: entries, and characters of regex kept (~6 bytes of memory each).
+_CACHE_ENTRIES = 4096
+_CACHE_CHARACTERS = 8 * 1024 * 1024
 # PATH_MAX and NAME_MAX: no file on disk has a longer path or name, so a subject beyond
 # them names no file and matches nothing. With the pattern limits of _glob_guard this
 # caps the time one match can take (docs/globs.md, "Patterns refused as too slow").
@@ -71,8 +75,8 @@ class Glob:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Glob is immutable")
 
-    def __reduce__(self) -> tuple[Callable[[str, bool], Glob], tuple[str, bool]]:
-        return _compile, (self.pattern, self.flat)  # pickle/copy recompile (workers)
+    def __reduce__(self) -> tuple[Callable[[str], Glob], tuple[str]]:
+        return (compile_flat if self.flat else compile_glob), (self.pattern,)  # workers recompile
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Glob):
@@ -102,12 +106,12 @@ class Glob:
 
 def compile_glob(pattern: str) -> Glob:
     """Compile a path pattern (picomatch + dot: true). Raises GlobError."""
-    return _compile(pattern, flat=False)
+    return _compile(pattern, False)
 
 
 def compile_flat(pattern: str) -> Glob:
     """Compile a pattern for one flat token such as a model id or branch name."""
-    return _compile(pattern, flat=True)
+    return _compile(pattern, True)
 
 
 def normalize_path(path: str) -> str:
@@ -153,10 +157,7 @@ def literal_prefix(pattern: str) -> str:
     return "/".join(keep)
 
 
-# Globs are immutable, and the same patterns recur across rules (`**/*.ts`), so a
-# bounded cache makes a rule load compile each distinct pattern once.
-@functools.lru_cache(maxsize=4096)
-def _compile(pattern: str, flat: bool) -> Glob:
+def _build(pattern: str, flat: bool) -> Glob:
     if not isinstance(pattern, str):
         raise GlobError(f"pattern must be a string, not {type(pattern).__name__}")
     if len(pattern) > _MAX_LENGTH:
@@ -185,35 +186,48 @@ def _compile(pattern: str, flat: bool) -> Glob:
     # matches `src`), unless `/**` is the whole pattern or follows a star.
     if body.endswith("/**") and len(body) > 3 and body[-4] not in "*/" and text.endswith("/**"):
         variants.append(text[:-3])
+    # Refused before anything is translated; the expansion count speaks first, as the
+    # more specific message (docs/globs.md, "Invalid patterns").
+    for problem in (expansion_problem(variants), refusal):
+        if problem:
+            raise GlobError(problem)
     flags = _FLAGS if flat else _FLAGS | _wg.DOTGLOB
     if _NEEDS_PARSE.search(_strip_dot_slash(pattern)):
         flags |= _wg.SPLIT
-    try:
-        regexes, _ = _wg.translate(variants, flags=flags, limit=_EXPANSION_LIMIT)
-    except _LimitError:
-        raise GlobError(f"brace expansion yields more than {_EXPANSION_LIMIT} patterns") from None
-    except RecursionError:  # wcmatch recurses per nested group; the guard explains it
-        raise GlobError(refusal or "pattern nests too deeply") from None
-    if refusal:  # after the expansion limit, whose message is the more specific one
-        raise GlobError(refusal)
-    main = _alternatives(regexes, flat, chainable)
     if dead:
         main = "(?!)"  # picomatch builds an invalid regex and falls back to "match nothing"
-    elif negated:  # plain complement: `!p` matches exactly the inputs p does not
-        main = f"(?!(?:{main})\\Z)(?s:.*)"
-    elif "**" in body and "|" not in body and (sfx := _SUFFIX.search(body)):
-        # Pure speed-up: wcmatch's globstar loop costs ~1us per path; checking
-        # the literal ending first (`**/*.ts` needs `.ts`) rejects most paths
-        # ~7x faster. `/*` mirrors the trailing slashes wcmatch tolerates.
-        main = f"(?=(?s:.*){re.escape(sfx.group())}/*\\Z){main}"
+    else:
+        try:
+            regexes, _ = _wg.translate(variants, flags=flags, limit=_EXPANSION_LIMIT)
+        except _LimitError:  # `a|b|…` pieces count too
+            raise GlobError(f"brace expansion yields more than {_EXPANSION_LIMIT} patterns") from None
+        except RecursionError:  # wcmatch recurses per nested group; the guard explains it
+            raise GlobError("pattern nests too deeply") from None
+        main = _alternatives(regexes, flat, chainable)
+        if negated:  # plain complement: `!p` matches exactly the inputs p does not
+            main = f"(?!(?:{main})\\Z)(?s:.*)"
+        elif "**" in body and "|" not in body and (sfx := _SUFFIX.search(body)):
+            # Pure speed-up: wcmatch's globstar loop costs ~1us per path; checking
+            # the literal ending first (`**/*.ts` needs `.ts`) rejects most paths
+            # ~7x faster. `/*` mirrors the trailing slashes wcmatch tolerates.
+            main = f"(?=(?s:.*){re.escape(sfx.group())}/*\\Z){main}"
     # picomatch answers true whenever the input equals the pattern text, and
     # false for the empty input whatever the pattern (hence the lookahead).
     literal = re.escape(pattern if flat else _strip_dot_slash(pattern))
+    source = f"(?s:(?=.))(?:{literal}|{main})"
+    if len(source) > REGEX_BUDGET:  # checked before compiling, which is what costs
+        raise GlobError(f"the glob compiles to more than {REGEX_BUDGET:,} characters of regex; "
+                        "shorten it or split it into several globs")
     try:
-        regex = re.compile(f"(?s:(?=.))(?:{literal}|{main})")
+        regex = _sre.compile(source, 0)
     except (re.error, RecursionError, OverflowError) as exc:  # defensive: wcmatch output is valid
         raise GlobError(f"pattern cannot be compiled: {exc}") from None
     return Glob(pattern, flat, regex)
+
+
+# Globs are immutable and the same patterns recur across rules (`**/*.ts`): each is
+# compiled once, and what the cache keeps is bounded by its regex text too.
+_compile = BoundedCache(_build, lambda glob: len(glob.regex.pattern), _CACHE_ENTRIES, _CACHE_CHARACTERS)
 
 
 def _overlong(path: str) -> bool:
