@@ -16,6 +16,8 @@ from typing import Mapping, Sequence
 from .cache import FileCache, evict_oldest
 from .compiled import compile_rule
 from .containment import Containment
+from .ignore import MAX_IGNORE_BYTES, MAX_WILDCARD_LINES
+from .tree import skipped_ignore_files
 from .deadline import deadline_error, expired
 from .git import find_git_root
 from .hooks import Hooks
@@ -109,6 +111,11 @@ class Discoverer:
                     break
         rules = [loaded[f.path] for f in files if f.path in loaded]
         warnings = cwd_only_warnings(context, self.hooks.importers()) if trusted else ()
+        warnings += tuple(RuleWarning("ignore-file-skipped", path, (
+            f"this ignore file is over the limits pi-rules applies to a repository's ignore files "
+            f"({MAX_IGNORE_BYTES // 1024} KiB, {MAX_WILDCARD_LINES} wildcard lines), so nothing in it is ignored "
+            "when pi-rules walks the tree — shorten it, or move generated lines elsewhere"
+        ), "engine") for path in (skipped_ignore_files(context) if trusted else ()))
         assigned, invisible = self._ids_for(tuple(rules))
         return Discovery(assigned, tuple(errors), (*warnings, *invisible))
 

@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pluggy
 
 from .cache import ScanCache, evict_oldest
+from .compiled import MAX_GLOBS
 from .deadline import DeadlineExceeded, budget_ms, deadline, deadline_error, expired
 from .discovery import Discoverer, internal_error, same_objects
 from .hooks import Hooks
@@ -271,7 +272,7 @@ class Engine:
         for rule in rules:
             if rule.always_apply or rule.inactive_reason is not None or rule.match not in ("exists", "both"):
                 continue
-            query = tuple(g for g in rule.globs if not is_as_written(g))
+            query = tuple(g for g in rule.globs[:MAX_GLOBS] if not is_as_written(g))  # as scan_query
             if any(not g.startswith("!") for g in query):
                 queries.setdefault(rule.file.base, {}).setdefault(query, None)
         pool: dict[str, Mapping[tuple[str, ...], str | None]] = {}

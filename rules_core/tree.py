@@ -88,7 +88,15 @@ def _folders(context: DiscoveryContext) -> list[_Folder]:
         _walk(context.cwd, "", 0, ignores, folders)
     if cache is not None:
         cache[key] = folders
+        cache[("ignore-skipped", context.cwd, context.git_root)] = tuple(ignores.skipped if ignores else ())
     return folders
+
+
+def skipped_ignore_files(context: DiscoveryContext) -> tuple[str, ...]:
+    """The ``.gitignore`` files the last walk of cwd did not apply (over the caps of
+    ``rules_core.ignore``); empty when no walk happened."""
+    cache = context.tree_cache or {}
+    return cache.get(("ignore-skipped", context.cwd, context.git_root), ())
 
 
 def _walk(cwd: str, relative: str, depth: int, ignores: IgnoreStack | None, out: list[_Folder]) -> None:

@@ -9,7 +9,7 @@ are relative to its base (§1): session paths are rebased onto it, absolute and
 from __future__ import annotations
 
 from rules_core import hookimpl
-from rules_core.compiled import EMPTY_GLOBSET, GlobSet
+from rules_core.compiled import EMPTY_GLOBSET, MAX_GLOBS, GlobSet
 from rules_core.globs import normalize_path
 from rules_core.model import Intent, MatchContext, Rule, Verdict
 from rules_core.paths import display_path, is_as_written
@@ -38,8 +38,9 @@ def pi_rules_match(rule: Rule, context: MatchContext) -> list[Verdict]:
 
 
 def scan_query(rule: Rule) -> tuple[str, ...]:
-    """The rule's globs an exists scan of its base can answer (as-written ones cannot)."""
-    return tuple(g for g in rule.globs if not is_as_written(g))
+    """The rule's globs an exists scan of its base can answer (as-written ones cannot),
+    at most the ``MAX_GLOBS`` the rule compiled (the rest were reported and never match)."""
+    return tuple(g for g in rule.globs[:MAX_GLOBS] if not is_as_written(g))
 
 
 def _first_intent(globset: GlobSet, intents: tuple[Intent, ...]) -> str | None:

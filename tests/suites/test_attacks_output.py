@@ -157,3 +157,19 @@ def test_the_users_own_rules_survive_the_file_cap(rule_project, monkeypatch):
     found = rule_project.engine().discover(str(rule_project.cwd))
     assert [r.id for r in found.rules if r.source == "global"] == ["mine"]
     assert len(found.rules) == 30 and found.rules[-1].id == "mine"  # still last in discovery order
+
+
+def test_an_ignore_file_over_the_caps_is_reported_not_silently_dropped(rule_project, capsys):
+    import subprocess as sp
+
+    rule_project.write({
+        ".gitignore": "".join(f"*x{i}*y*\n" for i in range(1200)),  # over 1,000 wildcard lines
+        "pkg/.pi/rules/a.md": rule_text(alwaysApply=True),
+    })
+    sp.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
+    assert main(["--cwd", str(rule_project.cwd), "check"]) == 0
+    out = capsys.readouterr().out
+    assert "warning ignore-file-skipped .gitignore: this ignore file is over the limits" in out
+    rule_project.write({".gitignore": "dist/\n"})
+    engine = rule_project.engine()
+    assert all(w.code != "ignore-file-skipped" for w in engine.discover(str(rule_project.cwd)).warnings)
