@@ -21,7 +21,7 @@ from ._wildmatch import literal as _literal, translate as _translate
 # matching (or MAX_WILDCARD_BYTES of them), is skipped the same way: treated as absent,
 # nothing in it applies, and its path is recorded in IgnoreStack.skipped. Plain names,
 # `*.ext` and plain paths cost a dict or suffix look-up; a wildcard line costs a regex
-# compile (~10 us a byte) and a match for every entry checked (docs: drafts14/patterns.md).
+# compile (~10 us a byte) and a match for every entry checked (docs/scanning.md).
 MAX_IGNORE_BYTES = 256 * 1024
 MAX_WILDCARD_LINES = 1000
 MAX_WILDCARD_BYTES = 32 * 1024
