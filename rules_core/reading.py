@@ -47,15 +47,7 @@ def read_rule_text(path: str, *, follow: bool = True) -> str | RuleError | None:
             return RuleError("read-failure", path, not_regular(path))
         if info.st_size > MAX_RULE_BYTES:
             return _too_big(path, info.st_size)
-        chunks = []
-        remaining = MAX_RULE_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
+        data = read_at_most(fd, MAX_RULE_BYTES + 1)
     except OSError as exc:
         return RuleError("read-failure", path, describe_os_error(exc))
     finally:
@@ -73,6 +65,19 @@ def read_rule_text(path: str, *, follow: bool = True) -> str | RuleError | None:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n")
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from ``fd``, whatever size the file claims."""
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
 
 
 def file_signature(path: str) -> tuple[int, int, int] | None:

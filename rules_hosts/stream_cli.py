@@ -19,6 +19,7 @@ from rules_core.engine import Engine
 from rules_core.git import git_output
 from rules_core.lookup import normalize_touched
 from rules_core.model import Facts
+from rules_core.reading import read_at_most
 from rules_core.safe import safe_json, safe_line
 from rules_core.stream import SEARCH_SECONDS, StreamSpec, StreamWatcher, globs_gate, quote_snippet
 
@@ -181,15 +182,7 @@ def _read_regular(path: str) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        chunks: list[bytes] = []
-        remaining = MAX_SCAN_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        return read_at_most(fd, MAX_SCAN_BYTES + 1)
     except OSError:
         return None
     finally:

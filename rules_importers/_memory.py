@@ -23,6 +23,7 @@ from rules_core.model import DiscoveryContext, ParseResult, RuleError, RuleFile
 from rules_core.paths import ancestors_between
 from rules_core.tree import folders_holding, folders_with_hidden
 
+from ._includes import Syntax, expand
 from ._lenient import IMPORTER_RANKS, _group, finish, first_heading, imported_rule, path_kind
 
 # The order-key scope of a nested (folder-scoped) file starts with this; walked-up ones with "0".
@@ -120,6 +121,18 @@ def memory_rule(rule_file: RuleFile, body: str, *, depends: tuple[str, ...] = ()
         rule = imported_rule(rule_file, description=description, body=body, always_apply=True)
     result = finish(rule)
     return ParseResult(result.rule, errors + result.errors, depends)
+
+
+def expanded_memory_rule(rule_file: RuleFile, text: str, *, syntax: Syntax, home: str | None) -> ParseResult:
+    """A memory file whose imports (``@path``) are expanded first: each import not read is
+    a soft ``invalid-value`` error and the rule still loads; a binary file is never
+    expanded (``memory_rule`` reports it)."""
+    if "\x00" in text:
+        return memory_rule(rule_file, text)
+    expanded = expand(text, path=rule_file.path, bound=rule_file.bound, home=home, syntax=syntax,
+                      elsewhere=rule_file.elsewhere)
+    errors = tuple(RuleError("invalid-value", rule_file.path, problem, rule_file.plugin) for problem in expanded.problems)
+    return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)
 
 
 def folder_label(context: DiscoveryContext, folder: str) -> str:

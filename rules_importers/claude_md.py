@@ -17,10 +17,9 @@ from typing import Mapping
 from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
-from ._includes import expand
 from ._regions import strip_html_comments
 from ._lenient import enabled, enabled_globally
-from ._memory import CLAUDE_GROUPS, global_memory, memory_rule, memory_sources
+from ._memory import CLAUDE_GROUPS, global_memory, expanded_memory_rule, memory_sources
 
 NAME = "claude-md"
 # Each folder's files, read in this order; a folder may hold all three.
@@ -52,12 +51,9 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
 def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult | None:
     if rule_file.schema != NAME:
         return None
-    if "\x00" in text:  # binary, not markdown: never expanded (memory_rule reports it)
-        return memory_rule(rule_file, text)
     # ``@~/`` names the home folder; a project file's imports never leave its bound, so
-    # the user's real home only ever serves the message that says so.
+    # the user's real home only ever serves the message that says so. HTML comments are
+    # dropped first, as Claude Code hides them.
     home = rule_file.bound if rule_file.source == "global" else os.path.expanduser("~")
-    expanded = expand(strip_html_comments(text), path=rule_file.path, bound=rule_file.bound, home=home,
-                      syntax="claude", elsewhere=rule_file.elsewhere)
-    errors = tuple(RuleError("invalid-value", rule_file.path, problem, NAME) for problem in expanded.problems)
-    return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)
+    body = text if "\x00" in text else strip_html_comments(text)
+    return expanded_memory_rule(rule_file, body, syntax="claude", home=home)

@@ -17,9 +17,8 @@ from typing import Mapping
 from rules_core import hookimpl
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
-from ._includes import expand
 from ._lenient import enabled, enabled_globally
-from ._memory import GEMINI_GROUPS, global_memory, memory_rule, memory_sources
+from ._memory import GEMINI_GROUPS, global_memory, expanded_memory_rule, memory_sources
 
 NAME = "gemini-md"
 GROUPS = GEMINI_GROUPS
@@ -45,11 +44,6 @@ def pi_rules_sources(context: DiscoveryContext) -> list[RuleFile | RuleError]:
 def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) -> ParseResult | None:
     if rule_file.schema != NAME:
         return None
-    if "\x00" in text:  # binary, not markdown: never expanded (memory_rule reports it)
-        return memory_rule(rule_file, text)
     # Gemini CLI has no ``@~/`` imports; the home folder only names the global file's bound.
     home = rule_file.bound if rule_file.source == "global" else None
-    expanded = expand(text, path=rule_file.path, bound=rule_file.bound, home=home, syntax="gemini",
-                      elsewhere=rule_file.elsewhere)
-    errors = tuple(RuleError("invalid-value", rule_file.path, problem, NAME) for problem in expanded.problems)
-    return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)
+    return expanded_memory_rule(rule_file, text, syntax="gemini", home=home)
