@@ -76,6 +76,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "serve": "rules_hosts.plugins.serve",
     "mcp": "rules_hosts.plugins.mcp",
     "stream-cli": "rules_hosts.plugins.stream_cli",
+    "trust": "rules_hosts.plugins.trust",
 }
 
 

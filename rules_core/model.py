@@ -201,6 +201,10 @@ class ImporterInfo:
     # cwd-relative paths the importer reads only in the working directory (RULE-SPEC §1):
     # found only in an ancestor, they earn a ``cwd-only`` warning instead of silence.
     cwd_only: tuple[str, ...] = ()
+    # cwd-relative files and folders whose presence says a project has rules in this
+    # format: the untrusted-project notice checks them with lstat alone (docs/trust.md).
+    # Empty: ``cwd_only`` stands in.
+    markers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ PROJECT_FILE = ".pi/rules.toml"
 MAX_SETTINGS_BYTES = 64 * 1024  # a settings file is a dozen lines; more is a mistake or an attack
 MAX_CACHED_FILES = 64  # settings files remembered (a host that wanders between projects)
 DEFAULTS: Mapping[str, Any] = MappingProxyType({
-    "max_tokens": 2000, "overflow": "drop", "import": "all", "attach": True,
+    "max_tokens": 2000, "overflow": "drop", "import": "all", "attach": True, "trust": "ask",
     **{key: () for key in LIST_KEYS},
 })
 ENV_NAMES: Mapping[str, str] = MappingProxyType({

@@ -15,10 +15,12 @@ from .globs import GlobError, compile_glob
 from .model import RuleError
 
 PLUGIN = "settings"  # the ``plugin`` of the errors reported here
-SCALAR_KEYS = ("max_tokens", "overflow", "import", "attach")
+SCALAR_KEYS = ("max_tokens", "overflow", "import", "attach", "trust")
 LIST_KEYS = ("disable", "plugins.block", "plugins.required", "lint.ignore")
-KEYS = ("max_tokens", "overflow", "import", "disable", "attach", "plugins.block", "plugins.required", "lint.ignore")
+KEYS = ("max_tokens", "overflow", "import", "disable", "attach", "trust", "plugins.block", "plugins.required",
+        "lint.ignore")
 OVERFLOWS = ("drop", "index")
+TRUST_MODES = ("ask", "always", "never")  # docs/trust.md; the user's file only
 _TABLES = {"plugins": ("block", "required"), "lint": ("ignore",)}
 _TOP = (*SCALAR_KEYS, "disable", *_TABLES)
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -75,6 +77,11 @@ def parse_settings(text: str, path: str, shown: str = "", level: str = "project"
         errors.append(RuleError(kind, path, f"line {line}: {message}" if line else message, PLUGIN))
 
     values = _table(data, (), report)
+    if "trust" in values and level != "user":
+        # A project deciding its own trust would defeat the point of asking (docs/trust.md).
+        del values["trust"]
+        report("invalid-value", ("trust",), "trust may be set only in your own config file "
+                                            "(~/.config/pi-rules/config.toml), never by a project; remove it here")
     hosts: dict[str, Mapping[str, Any]] = {}
     raw_hosts = data.get("hosts", {})
     if not isinstance(raw_hosts, dict):
@@ -82,7 +89,11 @@ def parse_settings(text: str, path: str, shown: str = "", level: str = "project"
     else:
         for name, table in raw_hosts.items():
             if isinstance(table, dict):
-                hosts[name] = MappingProxyType(_table(table, ("hosts", name), report))
+                host_values = _table(table, ("hosts", name), report)
+                if host_values.pop("trust", None) is not None:
+                    report("invalid-value", ("hosts", name, "trust"),
+                           "trust is set once, at the top of your own config file; move it out of [hosts." + name + "]")
+                hosts[name] = MappingProxyType(host_values)
             else:
                 report("invalid-value", ("hosts", name), f"hosts.{name} must be a table: write [hosts.{name}]")
     return SettingsFile(path, shown or path, level, MappingProxyType(values), MappingProxyType(hosts), lines,
@@ -141,6 +152,12 @@ def _import(raw: Any) -> str | tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip().lower() for n in names)) if names else "none"
 
 
+def _trust(raw: Any) -> str:
+    if raw not in TRUST_MODES:
+        raise ValueError(f'must be "ask", "always" or "never", got {_show(raw)}{hint(raw, TRUST_MODES)}')
+    return str(raw)
+
+
 def _bool(raw: Any) -> bool:
     if not isinstance(raw, bool):
         raise ValueError(f"must be true or false, got {_show(raw)}")
@@ -171,6 +188,7 @@ def _strings(raw: Any, example: str) -> tuple[str, ...]:
 
 VALIDATORS: Mapping[str, Callable[[Any], Any]] = MappingProxyType({
     "max_tokens": _positive_int, "overflow": _overflow, "import": _import, "attach": _bool, "disable": _disable,
+    "trust": _trust,
     "plugins.block": _list_of('block = ["copilot"] under [plugins]'),
     "plugins.required": _list_of('required = ["pi-rules-rulebook"] under [plugins]'),
     "lint.ignore": _list_of('ignore = ["dead-glob"] under [lint]'),

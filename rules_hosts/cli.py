@@ -114,8 +114,9 @@ def _main(argv: Sequence[str]) -> int:
         if not value.startswith("no:") or not value[3:]:
             global_parser().error(f"-p takes no:NAME to block a plugin, got {value!r}")
         blocked.append(value[3:])
+    untrusted, trust = _trust(known)
     try:  # the settings files' [plugins] block applies here too, before any plugin loads
-        engine = configured_engine(known.cwd, not known.untrusted, blocked, argv, os.environ)
+        engine = configured_engine(known.cwd, not untrusted, blocked, argv, os.environ)
     except PluginLoadError as exc:
         print(f"pi-rules: {safe_line(str(exc))}", file=sys.stderr)
         return 2
@@ -129,6 +130,7 @@ def _main(argv: Sequence[str]) -> int:
         parser.print_help()
         return 0
     args.plugin_options = known.plugin_options  # a -p after the command replaced the list
+    args.untrusted, args.trust_decision = untrusted, trust
     engine.options.update(command_options(args))  # the command line's settings: the highest level
     cwd = os.path.abspath(args.cwd)
     if not os.path.isdir(cwd):
@@ -141,6 +143,19 @@ def _main(argv: Sequence[str]) -> int:
     except Exception as exc:  # never a traceback for a user; say what to report
         print(f"pi-rules: internal error: {type(exc).__name__}: {safe_line(str(exc))}", file=sys.stderr)
         return 2
+
+
+def _trust(known: argparse.Namespace) -> tuple[bool, Any]:
+    """Whether the run is untrusted, and the trust store's decision when ``--trust-store``
+    asked for one (``--untrusted`` wins: the host already decided)."""
+    if known.untrusted or not known.trust_store:
+        return bool(known.untrusted), None
+    from .trust import trust_decision  # only the hosts that ask pay for it
+
+    decision = trust_decision(os.path.abspath(known.cwd), os.environ)
+    if decision.problem is not None:
+        print(f"pi-rules: {safe_line(decision.problem)}; reading no project rules", file=sys.stderr)
+    return not decision.trusted, decision
 
 
 def _parser(engine: Engine) -> argparse.ArgumentParser:

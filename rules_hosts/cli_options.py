@@ -1,6 +1,6 @@
 """The global options of ``pi-rules`` (CONTRACT §3) and the conventions around them.
 
-``--cwd``, ``--untrusted``, ``-p no:NAME`` and ``--json`` are accepted before or after the
+``--cwd``, ``--untrusted``, ``--trust-store``, ``-p no:NAME`` and ``--json`` are accepted before or after the
 command (``pi-rules list --json``, ``pi-rules check --cwd x``), as people type them.
 The top-level parser owns them; every command's parser (and every verb below it, such as
 ``stream test``) gets copies whose default is ``SUPPRESS``, so a copy only sets the value
@@ -38,6 +38,9 @@ _GLOBALS = (
         {"dest": "plugin_options", "action": "append", "metavar": "no:NAME", "help": "block the plugin NAME (repeatable)"},
         [],
     ),
+    # For hosts with no trust decision of their own (docs/trust.md); --untrusted wins.
+    _Option(("--trust-store",), {"action": "store_true",
+                                 "help": "read project rules only if `pi-rules trust` recorded the project"}, False),
     _Option(("--json",), {"action": "store_true", "help": "machine-readable output"}, False),
     # The ``import`` setting for this run (docs/configuration.md); ``import`` is a keyword.
     _Option(("--import",), {"dest": "import_names", "metavar": "LIST",

@@ -61,6 +61,7 @@ _PARAMS: dict[str, dict[str, tuple[Any, Any]]] = {
     "read_rule_tool": {},
     "status": {},
     "evaluate": {},
+    "trust_status": {},
     # Stream rules (docs/stream.md): the model's output as it streams.
     "stream_turn": {},
     "stream_delta": {
@@ -82,9 +83,12 @@ _OPTIONAL_LIST = ("entries",)  # absent means "the session file's", not "require
 class Server:
     """One session and, with ``--session``, its file. ``handle`` answers one line."""
 
-    def __init__(self, session: Session, store: SessionFile | None = None, log: IO[str] | None = None) -> None:
+    def __init__(
+        self, session: Session, store: SessionFile | None = None, log: IO[str] | None = None, trust: Any = None,
+    ) -> None:
         self.session = session
         self.store = store
+        self.trust = trust  # the trust store's decision with --trust-store (rules_hosts.trust)
         self.log = log if log is not None else sys.stderr
         if store is not None:
             # Resume: the file's entries are this session's branch until the host says otherwise.
@@ -146,6 +150,8 @@ class Server:
             if params["source"] not in SURFACES:
                 raise RequestError(INVALID_PARAMS, f"'source' of {method} must be one of {', '.join(SURFACES)}")
             result = getattr(session.stream, method[len("stream_"):])(**params).to_json()
+        elif method == "trust_status":
+            result = self._trust_status()
         elif method == "status":
             result = {
                 "status": session.status, "section": session.section, "touched": list(session.touched),
@@ -157,6 +163,21 @@ class Server:
             result = evaluation_json(last) if last is not None else None
         if session.last_fault is not None:  # swallowed by the session: tell the operator
             self._say(f"session fault in {method}: {session.last_fault}")
+        return result
+
+    def _trust_status(self) -> dict[str, Any]:
+        """Who decided the session's trust, and whether an untrusted project holds rules the
+        user may want (existence checks only): what a host tells its user once."""
+        from .trust import TrustDecision, has_project_rules, project_markers, project_root
+
+        session = self.session
+        decision = self.trust
+        if decision is None:  # the host decided (--untrusted) or the CLI's trusted default
+            decision = TrustDecision(session.trusted, project_root(session.cwd),
+                                     "default" if session.trusted else "host")
+        result = decision.to_json()
+        markers = project_markers(session.engine.hooks.importers())
+        result["project_rules"] = has_project_rules(session.cwd, markers)
         return result
 
     def _persist(self, entry: Any) -> tuple[bool, str | None]:
@@ -211,7 +232,8 @@ def run(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
     try:
         # Anything a plugin prints must not corrupt the protocol: stdout is ours alone.
         with contextlib.redirect_stdout(sys.stderr):
-            return serve_stream(Server(session, store), sys.stdin.buffer, out)
+            server = Server(session, store, trust=getattr(args, "trust_decision", None))
+            return serve_stream(server, sys.stdin.buffer, out)
     finally:
         if store is not None:
             store.close()

@@ -38,7 +38,9 @@ _TRIGGER_ALIASES = {"agent": "model_decision"}  # listed by Devin's docs, undefi
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
     summary = ".agent(s)/rules, .omp/rules, .xcsh/rules and their RULES.md, in the project and in $HOME"
-    return [ImporterInfo(NAME, default=True, summary=summary)]
+    markers = tuple(os.path.join(folder, name) for folder in (*FAMILIES, *(c for _, c in CONFIGS))
+                    for name in ("rules", "RULES.md"))
+    return [ImporterInfo(NAME, default=True, summary=summary, markers=markers)]
 
 
 @hookimpl

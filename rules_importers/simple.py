@@ -106,7 +106,8 @@ class SimpleFormat:
     @hookimpl
     def pi_rules_importers(self) -> list[ImporterInfo]:
         cwd_only = self.cwd_only if self.cwd_only is not None else (*self.folders, *self.files)
-        return [ImporterInfo(self.name, default=self.default, summary=self.summary, cwd_only=cwd_only)]
+        return [ImporterInfo(self.name, default=self.default, summary=self.summary, cwd_only=cwd_only,
+                             markers=(*self.folders, *self.files))]
 
     @hookimpl
     def pi_rules_sources(self, context: DiscoveryContext) -> list[RuleFile | RuleError]:

@@ -66,13 +66,13 @@ def test_config_prints_each_value_with_where_it_came_from(capsys, project, monke
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"# effective settings for {project.cwd}"
-    assert [line.split("  #")[0].rstrip() for line in lines[1:9]] == [
+    assert [line.split("  #")[0].rstrip() for line in lines[1:10]] == [
         "max_tokens = 5", 'overflow = "index"', 'import = "all"', 'disable = ["big"]', "attach = true",
-        "plugins.block = []", "plugins.required = []", 'lint.ignore = ["dead-glob"]',
+        'trust = "ask"', "plugins.block = []", "plugins.required = []", 'lint.ignore = ["dead-glob"]',
     ]
-    assert [line.split("  # ")[1] for line in lines[1:9]] == [
+    assert [line.split("  # ")[1] for line in lines[1:10]] == [
         "command-line --max-tokens", "environment PI_RULES_OVERFLOW", "default", '"big": project .pi/rules.toml',
-        "default", "default", "default", '"dead-glob": user ~/.config/pi-rules/config.toml',
+        "default", "default", "default", "default", '"dead-glob": user ~/.config/pi-rules/config.toml',
     ]
     assert lines[-2:] == ["# project file: .pi/rules.toml (read)", "# user file: ~/.config/pi-rules/config.toml (read)"]
 
