@@ -23,6 +23,7 @@ from .git import find_git_root
 from .hooks import Hooks
 from .imports import IMPORT_ENV, select_importers
 from .listing import ListingCache
+from .persistent import Persistent, sources_with_kept_tree
 from .lookup import RULE_URL
 from .model import Discovery, DiscoveryContext, ImporterInfo, Rule, RuleError, RuleFile, RuleWarning
 from .paths import ancestors_between
@@ -47,13 +48,17 @@ class Discoverer:
         self._tree: dict[object, object] = {}
         self._ids_memo: tuple[tuple[Rule, ...], tuple[Rule, ...], tuple[RuleWarning, ...]] | None = None
         self._git_roots: dict[str, str | None] = {}
+        # What the tree walk and the exists scans learnt, kept across processes.
+        self.persistent = Persistent(env, hooks.pm.list_name_plugin)
 
     def discover(self, cwd: str, trusted: bool = True, importers: Selected | None = None) -> Discovery:
         """Every rule and error the sources and schemas yield, ids and indexes assigned.
         ``importers``: the enabled importers and their errors (the settings' ``import``);
         ``None`` reads ``PI_RULES_IMPORT``."""
         try:
-            return self._discover(os.path.abspath(cwd), trusted, importers)
+            found = self._discover(os.path.abspath(cwd), trusted, importers)
+            self.persistent.flush()
+            return found
         except Exception as exc:  # the host must never see a traceback
             return Discovery((), (internal_error(cwd, exc),))
 
@@ -76,7 +81,8 @@ class Discoverer:
         # reported, never followed; global rules are the user's own.
         contain = _containment(cwd, context.git_root) if trusted else None
         context = dataclasses.replace(context, containment=contain)
-        files, source_errors = self.hooks.sources(context)
+        store = self.persistent.store(cwd, context.git_root, trusted)
+        files, source_errors = sources_with_kept_tree(store, context, self.hooks.sources)
         evict_oldest(self._tree, MAX_TREES)  # tree walks of other working directories
         if not trusted:
             files = [f for f in files if f.source != "project"]

@@ -187,7 +187,10 @@ class Engine:
         overflow = tuple(by_id[r.id] for r in selection.over_budget) if facts.overflow == "index" else ()
         section = ""
         if active or on_demand or overflow:
-            section = self.hooks.render("section", {"active": active, "on_demand": on_demand + overflow}) or ""
+            # The host says how its agent fetches an index line's rule (HostInfo.reference).
+            host = self.hooks.hosts().get(facts.host) if facts.host else None
+            data = {"active": active, "on_demand": on_demand + overflow, "reference": host.reference if host else ""}
+            section = self.hooks.render("section", data) or ""
         return Evaluation(
             facts=facts,
             outcomes=tuple(outcomes),
@@ -276,13 +279,14 @@ class Engine:
             if any(not g.startswith("!") for g in query):
                 queries.setdefault(rule.file.base, {}).setdefault(query, None)
         pool: dict[str, Mapping[tuple[str, ...], str | None]] = {}
+        scan = self.discovery.persistent.cached_scan(cwd, git_root, True, self.hooks.scan)
         for root, root_queries in queries.items():
             if root in self._overran:
                 errors.append(deadline_error(root, "its exists scan overran the deadline earlier, so it is not "
                                              "scanned again in this session"))
                 continue
             try:
-                pool[root] = self._scans.get(root, tuple(root_queries), git_root, self.hooks.scan)
+                pool[root] = self._scans.get(root, tuple(root_queries), git_root, scan)
             except DeadlineExceeded:
                 self._overran[root] = None
                 evict_oldest(self._overran, MAX_OVERRAN)
@@ -298,6 +302,7 @@ class Engine:
                         "scanner",
                     )
                 )
+        self.discovery.persistent.flush()  # what the scans learnt, for the next process
         return pool
 
     def _rule_tokens(self, rule: Rule) -> int:

@@ -15,6 +15,7 @@ from re import _compiler as _sre  # re.compile without re's size-blind cache
 
 from ._glob_budget import BoundedCache
 from ._wildmatch import literal as _literal, translate as _translate
+from .observe import depends_on
 
 # Git skips pattern files of 100 MiB or more (dir.c, PATTERN_MAX_FILE_SIZE); here a file
 # over MAX_IGNORE_BYTES, or with more than MAX_WILDCARD_LINES lines that need wildcard
@@ -152,6 +153,7 @@ def read_ignore_file(path: str, skipped: list[str] | None = None) -> _Spec | Non
     Git does not follow a symlinked ``.gitignore``; neither do we (O_NOFOLLOW), and a
     FIFO with that name never blocks us (O_NONBLOCK, then regular files only).
     """
+    depends_on(path)  # an answer kept across processes is re-checked against this file
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError:

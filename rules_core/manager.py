@@ -12,15 +12,19 @@ import os
 import sys
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-import importlib_metadata
 import pluggy
 
 from . import hookspecs
 from .deadline import DeadlineExceeded
+from .entry_points import entry_points as kept_entry_points
+
+if TYPE_CHECKING:
+    import importlib_metadata
 
 ENTRY_POINT_GROUP = "pi_rules"
+PACK_GROUP = "pi_rules.rules"  # rule packs (docs/packs.md)
 DISABLE_ENV = "PI_RULES_DISABLE_PLUGINS"
 DEBUG_ENV = "PI_RULES_DEBUG"
 
@@ -50,6 +54,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "claude-md": "rules_importers.claude_md",
     "gemini-md": "rules_importers.gemini_md",
     "global": "rules_plugins.global_rules",
+    "packs": "rules_plugins.packs",  # rule packs: one source per `pi_rules.rules` entry point
     "schema-v1": "rules_plugins.schema_v1",
     "globs": "rules_plugins.match_globs",
     "tools": "rules_plugins.match_tools",
@@ -75,8 +80,10 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "claude-code": "rules_hosts.claude_code.plugin",
     "serve": "rules_hosts.plugins.serve",
     "mcp": "rules_hosts.plugins.mcp",
+    "map": "rules_hosts.plugins.map",
     "stream-cli": "rules_hosts.plugins.stream_cli",
     "trust": "rules_hosts.plugins.trust",
+    "rule-test": "rules_hosts.plugins.rule_test",  # `pi-rules test` (docs/testing-rules.md)
 }
 
 
@@ -187,6 +194,8 @@ def make_plugin_manager(
             ) from exc
         pm.register(plugin, name=ep.name)
         origins[ep.name] = _dist_label(ep)
+    if entry_points:
+        _register_packs(pm)
     for name, plugin in extra:
         if not pm.is_blocked(name):
             pm.register(plugin, name=name)
@@ -213,13 +222,41 @@ def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
     return sorted(infos, key=lambda info: info.name)
 
 
-def _entry_points() -> list[importlib_metadata.EntryPoint]:
-    eps = importlib_metadata.entry_points(group=ENTRY_POINT_GROUP)
+def _register_packs(pm: RulesPluginManager) -> None:
+    """Rule packs (docs/packs.md) are data, not code: the plugin registered as `packs`
+    makes one source plugin per entry point of `pi_rules.rules`, registered under the
+    entry point's name so blocking and listing treat it like any plugin."""
+    make = getattr(pm.get_plugin("packs"), "pack_plugins", None)
+    if make is None:  # `packs` blocked, or replaced by a plugin that makes none
+        return
+    wanted = [ep for ep in _pack_entry_points() if not pm.is_blocked(ep.name)]
+    for name, plugin in make(wanted, pm.has_plugin, _dist_label):
+        if not pm.is_blocked(name) and not pm.has_plugin(name):
+            pm.register(plugin, name=name)
+            pm.origins[name] = getattr(plugin, "origin", "in-process")
+
+
+@functools.cache
+def _pack_entry_points() -> tuple[importlib_metadata.EntryPoint, ...]:
+    # Once per process: a pack is only ever listed, so a long-lived host pays the scan once.
+    return tuple(_entry_points(PACK_GROUP))
+
+
+def _entry_points(group: str = ENTRY_POINT_GROUP) -> list[importlib_metadata.EntryPoint]:
+    # Kept across processes while nothing installed changes: reading every installed
+    # distribution's metadata costs each hook process tens of milliseconds.
+    eps = kept_entry_points(group, _read_group)
     # Sorted by name so loading order never depends on site-packages enumeration order.
     unique: dict[str, importlib_metadata.EntryPoint] = {}
     for ep in sorted(eps, key=lambda e: (e.name, _dist_label(e))):
         unique.setdefault(ep.name, ep)
     return list(unique.values())
+
+
+def _read_group(group: str) -> Iterable[importlib_metadata.EntryPoint]:
+    import importlib_metadata  # only when the kept list is stale: it is slow to import
+
+    return importlib_metadata.entry_points(group=group)
 
 
 def _dist_label(ep: importlib_metadata.EntryPoint) -> str:

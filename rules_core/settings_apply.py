@@ -16,7 +16,6 @@ import os
 import re
 from typing import Callable, Iterable, Sequence
 
-import importlib_metadata
 import pluggy
 
 from .discovery import Selected
@@ -192,6 +191,8 @@ def _normal(name: str) -> str:
 def _installed(name: str) -> bool:
     # Remembered for the process: the plugin manager does not load a distribution
     # installed after it was made either, so "missing" stays true until a restart.
+    import importlib_metadata  # here: slow to import, needed only for `[plugins] required`
+
     try:
         importlib_metadata.distribution(name)
     except Exception:

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
-import regex
-
 from .stream_budget import GLOBAL, PROJECT, Member, tier_of
 from .stream_model import StreamSpec
 
@@ -63,6 +61,8 @@ def _tier_plan(tier: int, members: list[Member], solo: Collection[str]) -> TierP
         if len(group) < 2:
             alone += group  # an alternation of one is the pattern itself
             continue
+        import regex  # here: slow to import, and only armed stream rules need it
+
         try:
             union = regex.compile("|".join(m[2].scoped for m in group))
         except (regex.error, RecursionError, OverflowError, MemoryError):

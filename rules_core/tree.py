@@ -19,6 +19,7 @@ import stat
 from .ignore import IgnoreStack
 from .listing import NEVER_SCANNED
 from .model import DiscoveryContext
+from .observe import depends_on
 
 MAX_DEPTH = 6
 # Files a folder-scoped source can look for are Markdown: only those names are kept, so
@@ -124,6 +125,7 @@ def _list(directory: str) -> tuple[list[str], frozenset[str], frozenset[str], bo
     hidden: set[str] = set()
     files: set[str] = set()
     has_ignore_file = False
+    depends_on(directory)  # for the persistent cache (rules_core.observe)
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
@@ -151,3 +153,53 @@ def _real_directory(path: str) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+def walked_tree(context: DiscoveryContext) -> dict[str, object] | None:
+    """What the sources asked of the walk of cwd, as JSON data (for
+    ``rules_core.persistent``): each marker's owners, each file name's holders, the
+    skipped ignore files; ``None`` if cwd was not walked. The folders themselves are not
+    kept: thousands of them, and a warm discovery asks only these answers."""
+    cache = context.tree_cache or {}
+    if ("tree", context.cwd, context.git_root) not in cache:
+        return None
+    answers: dict[str, dict[str, list[list[object]]]] = {"owners": {}, "holding": {}}
+    for key, value in cache.items():
+        if isinstance(key, tuple) and len(key) == 3 and key[0] in answers and key[1] == context.cwd:
+            answers[key[0]][key[2]] = [[depth, relative] for depth, relative in value]
+    skipped = list(cache.get(("ignore-skipped", context.cwd, context.git_root), ()))
+    return {**answers, "skipped": skipped}
+
+
+def restore_tree(context: DiscoveryContext, value: object) -> bool:
+    """Put kept answers (``walked_tree``'s data) back into the tree cache, if well-formed."""
+    if context.tree_cache is None or not (isinstance(value, dict) and set(value) == {"owners", "holding", "skipped"}):
+        return False
+    skipped = value["skipped"]
+    if not isinstance(skipped, list) or not all(isinstance(p, str) and os.path.isabs(p) for p in skipped):
+        return False
+    restored: dict[object, object] = {}
+    for kind in ("owners", "holding"):
+        table = value[kind]
+        if not isinstance(table, dict):
+            return False
+        for name, rows in table.items():
+            if not (_names([name]) and isinstance(rows, list) and all(_row(r) for r in rows)):
+                return False
+            restored[(kind, context.cwd, name)] = [(r[0], r[1]) for r in rows]
+    context.tree_cache.update(restored)
+    context.tree_cache[("ignore-skipped", context.cwd, context.git_root)] = tuple(skipped)
+    return True
+
+
+def _row(row: object) -> bool:
+    return (isinstance(row, list) and len(row) == 2 and type(row[0]) is int and 0 < row[0] <= MAX_DEPTH
+            and _relative(row[1]))
+
+
+def _relative(value: object) -> bool:
+    return isinstance(value, str) and bool(value) and not value.startswith("/") and ".." not in value.split("/")
+
+
+def _names(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(n, str) and n and "/" not in n for n in value)

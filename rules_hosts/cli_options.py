@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Iterator
 
 DISTRIBUTION = "pi-rules"
@@ -90,6 +89,8 @@ def _sub_parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
 def version() -> str:
     """The installed distribution's version; ``unknown`` when run from a source tree that
     was never installed (no metadata to read)."""
+    from importlib import metadata  # here: slow to import, and only --version needs it
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:

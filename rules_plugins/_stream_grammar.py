@@ -12,8 +12,6 @@ import difflib
 import re
 from typing import Any
 
-import regex
-
 from rules_core.globs import GlobError, compile_glob
 
 SCOPE_WORDS = ("text", "thinking", "tool", "toolcall")
@@ -95,6 +93,8 @@ def to_python(pattern: str) -> str:
 def compile_condition(pattern: str) -> Any:
     """A ``regex`` pattern: unlike ``re`` it can give up after a time limit, so a rule in
     an unvetted repository cannot hang its host with catastrophic backtracking."""
+    import regex  # here: slow to import, and only stream rules need it
+
     try:
         return regex.compile(to_python(pattern))
     except regex.error as exc:
@@ -125,6 +125,7 @@ def max_width(compiled: Any) -> int | None:
     seven characters, so a fuzzy match split across two deltas never fired (issue 14).
     The ``regex`` parser calls fuzzy matching, back-references and graphemes unbounded."""
     try:
+        import regex
         from regex import _regex_core as core
 
         flags = 0  # compile_condition passes none: the pattern's own flags are in its text

@@ -13,7 +13,6 @@ its annotation has no ``file``, its SARIF result a logical location instead.
 from __future__ import annotations
 
 import os
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
@@ -159,6 +158,8 @@ def _file_uri(path: str) -> str:
 
 
 def _version() -> str:
+    from importlib import metadata  # here: importing it costs every process, not only SARIF's
+
     try:
         return metadata.version("pi-rules")
     except metadata.PackageNotFoundError:  # run from a source tree that was never installed

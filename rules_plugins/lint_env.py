@@ -34,7 +34,8 @@ KNOWN: Mapping[str, str] = {
     "PI_RULES_DEADLINE_MS": "rules_core/deadline.py",
     "PI_RULES_STREAM_BUDGET_MS": "rules_core/stream_budget.py",
     "PI_RULES_LOCK_WAIT_MS": "rules_hosts/claude_code/state.py",
-    "PI_RULES_COMMAND": "examples/pi-extension/index.ts",
+    "PI_RULES_CACHE": "rules_core/persistent.py",
+    "PI_RULES_COMMAND": "hosts/pi/index.ts",
 }
 # The test suite's own knobs: never suggested, never warned about (a developer running
 # `check` with them set is not wrong).

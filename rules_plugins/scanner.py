@@ -24,6 +24,7 @@ from rules_core.globs import Glob, GlobError, compile_glob, last_segment, litera
 
 from rules_core.deadline import check as check_deadline
 from rules_core.ignore import IgnoreStack
+from rules_core.observe import claim, depends_on, unstable
 
 __all__ = ["pi_rules_scan", "present_files"]
 
@@ -37,10 +38,12 @@ def pi_rules_scan(
     root: str, queries: Sequence[tuple[str, ...]], git_root: str | None
 ) -> dict[tuple[str, ...], str | None]:
     answers: dict[tuple[str, ...], str | None] = {q: None for q in queries}
+    claim("scanner")  # every directory listed below is reported (rules_core.persistent)
     try:
         _Scan(root, list(answers), git_root, answers).run()
     except (OSError, RecursionError, ValueError):
-        pass  # never raise: whatever was found before the fault stands
+        unstable()  # a partial answer is never kept across processes
+        # never raise: whatever was found before the fault stands
     return answers
 
 
@@ -260,6 +263,7 @@ def _walk(root: str, ignores: IgnoreStack | None, wanted: Callable[[str], bool],
         path = os.path.join(root, rel) if rel else root
         entries: list[tuple[str, str, bool]] = []
         has_ignore_file = False
+        depends_on(path)  # signature taken before listing: a later change always shows
         try:
             with os.scandir(path) as it:
                 for e in it:
@@ -271,8 +275,10 @@ def _walk(root: str, ignores: IgnoreStack | None, wanted: Callable[[str], bool],
                         elif e.is_file(follow_symlinks=False):  # a regular file
                             entries.append((e.name, e.name, False))
                             has_ignore_file |= e.name == ".gitignore"
-                        elif e.is_symlink() and _leads_to_file(bound, os.path.join(path, e.name)):
-                            entries.append((e.name, e.name, False))
+                        elif e.is_symlink():
+                            unstable()  # its target may change where no listed directory shows it
+                            if _leads_to_file(bound, os.path.join(path, e.name)):
+                                entries.append((e.name, e.name, False))
                     except OSError:
                         continue  # vanished between listing and looking
         except OSError:

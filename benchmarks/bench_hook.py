@@ -1,0 +1,206 @@
+"""Hook-call benchmark (issue 16, part 5). Run by hand, never in CI:
+
+    python benchmarks/bench_hook.py [--keep DIR] [--repeat 7] [--no-monorepo]
+
+Times, as medians of ``--repeat`` runs interleaved so load on the machine hits all alike:
+``python -c pass``; ``find . -type f | wc -l``; a process that only imports the CLI and
+makes the plugin manager (the floor under every call); a Claude Code ``PostToolUse`` hook
+call (the session's state file exists, the persistent cache is warm); the same call with
+``PI_RULES_CACHE=off``; and a fresh ``pi-rules report`` process with a warm cache, with no
+cache (the cache directory removed before each run, so it is written again) and with
+``PI_RULES_CACHE=off``. Before those, a warm hook call is split in process into imports,
+plugin manager and the call itself. Two trees: a 3,000-file
+repository built here (30 modules x 10 folders, 24 rules, 40% of them ``exists``), and the
+100,000-file monorepo of ``bench_monorepo.py`` (``--keep DIR`` builds it once, reused).
+Every figure is printed with its ratio to a baseline of the same run and the target.
+
+Bytecode is cached (``PYTHONPYCACHEPREFIX`` under the tree's folder) as in an installed
+copy: a source checkout run with ``PYTHONDONTWRITEBYTECODE`` recompiles every module on
+each start, which alone costs more than the whole warm hook call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+EXTS = ["ts", "tsx", "py", "md", "json", "css", "go", "yml"]
+
+
+def _rule(n: int, globs: list[str], mode: str) -> str:
+    return (f"---\ndescription: rule {n}\nversion: 1\nglobs: {json.dumps(globs)}\nmatch: {mode}\n---\n"
+            f"Rule {n}: " + "keep it short. " * (n % 7) + "\n")
+
+
+def build_small(base: Path, files: int = 3000) -> tuple[Path, Path]:
+    """A 3k-file git repository: ``src/m<i>/d<j>/f<k>.<ext>``, 24 rules in ``.pi/rules``."""
+    repo, home = base / "small", base / "small-home"
+    (repo / ".pi/rules").mkdir(parents=True)
+    (home / ".pi/agent/rules").mkdir(parents=True)
+    (repo / ".gitignore").write_text("dist/\n*.log\n")
+    for n in range(files):
+        path = repo / "src" / f"m{n % 30}" / f"d{(n // 30) % 10}" / f"f{n}.{EXTS[n % len(EXTS)]}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    for n in range(24):
+        ext = EXTS[n % len(EXTS)]
+        mode = ("exists", "both", "touched", "touched", "touched")[n % 5]
+        globs = [f"src/m{n}/**/*.{ext}"] if n % 3 else [f"**/*.{ext}", "!**/d9/**"]
+        (repo / f".pi/rules/r{n}.md").write_text(_rule(n, globs, mode))
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo, home
+
+
+def build_mono(keep: Path | None) -> tuple[Path, Path, Path]:
+    from bench_monorepo import build  # the same tree bench_monorepo.py times
+
+    base = keep or Path(tempfile.mkdtemp())
+    if not (base / "mono").exists():
+        build(base, 100_000)
+    return base / "mono" / "ws", base / "home", base
+
+
+def _median(repeat: int, actions: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Median seconds per action; runs interleaved (a, b, c, a, b, c …) after one warm-up."""
+    times: dict[str, list[float]] = {name: [] for name in actions}
+    for action in actions.values():
+        action()
+    for _ in range(repeat):
+        for name, action in actions.items():
+            start = time.perf_counter()
+            action()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def _run(command: list[str] | str, cwd: Path, env: dict[str, str], stdin: bytes | None = None) -> None:
+    subprocess.run(command, cwd=cwd, env=env, input=stdin, capture_output=True, check=True,
+                   shell=isinstance(command, str))
+
+
+def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
+                "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache")})
+    cold_env = {**env, "XDG_CACHE_HOME": str(scratch / "cold-cache")}
+    off_env = {**env, "PI_RULES_CACHE": "off"}
+    python = [sys.executable]
+    hook = [*python, "-m", "rules_hosts", "hook", "claude-code"]
+    report = [*python, "-m", "rules_hosts", "--cwd", str(tree), "report", "--no-branch", "--touched", touched]
+    session = {"session_id": "bench-hook", "cwd": str(tree)}
+    start = json.dumps({**session, "hook_event_name": "SessionStart", "source": "startup"}).encode()
+    post = json.dumps({**session, "hook_event_name": "PostToolUse", "tool_name": "Read",
+                       "tool_input": {"file_path": str(tree / touched)}, "tool_response": {}}).encode()
+    _run(hook, tree, env, start)  # the session's state file exists from here on
+    for name, seconds in phases(tree, home, scratch, post, repeat).items():
+        print(f"  phase: {name:<31} {seconds * 1000:8.1f} ms")
+
+    def cold_report() -> None:
+        shutil.rmtree(scratch / "cold-cache", ignore_errors=True)
+        _run(report, tree, cold_env)
+
+    # The floor under every call: import the CLI and the engine, load every plugin.
+    floor = [*python, "-c", "import os, rules_hosts.cli as c; "
+             "c.configured_engine('.', True, (), ('hook', 'claude-code'), os.environ)"]
+    return _median(repeat, {
+        "python -c pass": lambda: _run([*python, "-c", "pass"], tree, env),
+        "imports + plugin manager only": lambda: _run(floor, tree, env),
+        "find . -type f | wc -l": lambda: _run("find . -type f | wc -l", tree, env),
+        "PostToolUse hook, warm cache": lambda: _run(hook, tree, env, post),
+        "PostToolUse hook, PI_RULES_CACHE=off": lambda: _run(hook, tree, off_env, post),
+        "fresh report, warm cache": lambda: _run(report, tree, env),
+        "fresh report, no cache": cold_report,
+        "fresh report, PI_RULES_CACHE=off": lambda: _run(report, tree, off_env),
+    })
+
+
+_PHASES = """
+import io, json, os, sys, time
+start = time.perf_counter()
+from rules_hosts.claude_code import hook
+from rules_hosts.config_cmd import configured_engine
+imported = time.perf_counter()
+engine = configured_engine(sys.argv[1], True, (), ("hook", "claude-code"), os.environ)
+made = time.perf_counter()
+hook.main(io.StringIO(sys.argv[2]), io.StringIO(), io.StringIO(), engine=engine, cwd=sys.argv[1])
+done = time.perf_counter()
+print(json.dumps({"imports": imported - start, "plugin manager": made - imported, "the call": done - made,
+                  "cache": engine.discovery.persistent.stats}))
+"""
+
+
+def phases(tree: Path, home: Path, scratch: Path, post: bytes, repeat: int) -> dict[str, float]:
+    """Where a warm hook call's time goes, in process (median of ``repeat``)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
+                "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache")})
+    runs = []
+    for _ in range(repeat):
+        done = subprocess.run([sys.executable, "-c", _PHASES, str(tree), post.decode()], env=env, cwd=tree,
+                              capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout))
+    print(f"\n{tree}: a warm hook call in process, cache {runs[-1]['cache']}")
+    return {name: statistics.median(r[name] for r in runs) for name in ("imports", "plugin manager", "the call")}
+
+
+def show(title: str, figures: dict[str, float], targets: dict[str, tuple[str, float | None]]) -> None:
+    print(f"\n{title}")
+    for name, seconds in figures.items():
+        line = f"  {name:<38} {seconds * 1000:8.1f} ms"
+        if name in targets:
+            baseline, limit = targets[name]
+            ratio = seconds / figures[baseline]
+            line += f"   = {ratio:5.2f}x {baseline}"
+            if limit is not None:
+                line += f" (target <= {limit}x: {'meets' if ratio <= limit else 'MISSES'})"
+        print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--keep", type=Path, help="build (or reuse) the 100k-file monorepo here")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--no-monorepo", action="store_true", help="time the 3k-file repository only")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="bench-hook-"))
+    try:
+        small, small_home = build_small(scratch)
+        time.sleep(1.1)  # paths changed within the last second are never cached ("racy")
+        touched = "src/m1/d1/f31.tsx"
+        figures = measure(small, small_home, scratch / "s", touched, args.repeat)
+        show(f"3,000-file repository ({small})", figures, {
+            "imports + plugin manager only": ("python -c pass", None),
+            "PostToolUse hook, warm cache": ("python -c pass", 4.0),
+            "PostToolUse hook, PI_RULES_CACHE=off": ("python -c pass", None),
+            "fresh report, warm cache": ("python -c pass", None),
+        })
+        if not args.no_monorepo:
+            ws, home, base = build_mono(args.keep)
+            touched = next(str(p.relative_to(ws)) for p in (ws / "packages/pkg03/src").rglob("f*.ts"))
+            figures = measure(ws, home, scratch / "m", touched, max(3, args.repeat // 2))
+            show(f"100,000-file monorepo ({base})", figures, {
+                "imports + plugin manager only": ("find . -type f | wc -l", None),
+                "PostToolUse hook, warm cache": ("find . -type f | wc -l", 1.0),
+                "PostToolUse hook, PI_RULES_CACHE=off": ("find . -type f | wc -l", None),
+                "fresh report, warm cache": ("find . -type f | wc -l", 1.5),
+                "fresh report, no cache": ("find . -type f | wc -l", 2.5),
+                "fresh report, PI_RULES_CACHE=off": ("find . -type f | wc -l", None),
+            })
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""The files of the cache directory (``rules_core.persistent``, ``rules_core.entry_points``):
+read as hostile input, written atomically, kept few.
+
+A file is read only if it is a regular file of the current user, not a link, in a
+directory of the user that is not a link either, at most ``MAX_FILE_BYTES``, and starts
+with the SHA-256 of its JSON body. It is written to a temporary file (mode 0600) in the
+same directory and renamed over the old one, so a writer killed at any point leaves the
+old file or none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import time
+from typing import Any
+
+MAX_FILE_BYTES = 16 * 1024 * 1024  # read no more than this; a bigger file is ignored
+MAX_FILES = 64  # project files kept in the cache directory, least recently written removed
+_NAME = re.compile(r"[0-9a-f]{40}\.json\Z")
+_TEMP_PREFIX = ".tmp-"
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_json(path: str) -> Any | None:
+    """The parsed file, if it is a regular file of ours, not a link, within the cap, in a
+    directory of ours that is not a link either."""
+    try:
+        folder = os.lstat(os.path.dirname(path))
+    except OSError:
+        return None
+    if not stat.S_ISDIR(folder.st_mode) or folder.st_uid != os.getuid():
+        return None
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > MAX_FILE_BYTES:
+            return None
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if size > MAX_FILE_BYTES:
+        return None
+    digest, _, body = b"".join(chunks).partition(b"\n")
+    # A flipped byte inside a string would still be valid JSON of the right shape: the
+    # digest line turns any damage into a file that is ignored.
+    if digest != hashlib.sha256(body).hexdigest().encode():
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def encode(document: object) -> bytes:
+    """A cache file's bytes: the SHA-256 of the JSON body on the first line, then the body."""
+    body = json.dumps(document, separators=(",", ":")).encode()
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def own_directory(directory: str) -> bool:
+    """The cache directory exists, is a real directory of ours, private to us."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    if info.st_mode & 0o077:
+        os.chmod(directory, 0o700)
+    return True
+
+
+def write_atomically(directory: str, name: str, data: bytes) -> None:
+    import tempfile  # here: only a process that learnt something writes
+
+    fd, temporary = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=directory)  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, os.path.join(directory, name))
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def prune(directory: str) -> None:
+    """Keep at most MAX_FILES project files; drop temporary files a killed writer left."""
+    now = time.time()
+    kept: list[tuple[float, str]] = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.name.startswith(_TEMP_PREFIX) and now - info.st_mtime > 60:
+                os.unlink(entry.path)
+            elif _NAME.match(entry.name):
+                kept.append((info.st_mtime, entry.path))
+    kept.sort()
+    for _, path in kept[: max(0, len(kept) - MAX_FILES)]:
+        os.unlink(path)
