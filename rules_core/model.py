@@ -31,6 +31,7 @@ ORDER_CWD = 0
 ORDER_ANCESTORS = 10
 ORDER_NESTED = 20
 ORDER_IMPORTS = 30
+ORDER_PACKS = 80  # rule packs of installed distributions (docs/packs.md)
 ORDER_GLOBAL = 90
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -215,11 +216,16 @@ class HostInfo:
     (Claude Code's ``CLAUDE.md``, Pi's ``AGENTS.md``), or returns None. Such a rule is left
     out for that host — reported inactive with that reason — unless ``PI_RULES_IMPORT``
     chooses the importers explicitly.
+
+    ``reference`` says how the host's agent fetches a rule listed by reference (on-demand
+    index lines, degraded attachments): ``read_rule`` (the spec's tool, relative path) or
+    ``read-tool`` (the agent's own file-reading tool, absolute path; CONTRACT §6).
     """
 
     name: str
     summary: str
     reads: Callable[[Rule, Facts], str | None] = field(compare=False)
+    reference: str = "read_rule"
 
 
 @dataclass(frozen=True)
@@ -282,7 +288,8 @@ class Facts:
     mutes: frozenset[str] = frozenset()
     max_tokens: int = 2000
     # Which agent asks: ``main`` for the top-level session, ``sub`` for an unnamed
-    # sub-agent, else the sub-agent's name (rules may be scoped with ``agents:``).
+    # sub-agent, else the sub-agent's name (rules may be scoped with ``agents:``, where
+    # the pattern ``sub`` takes named sub-agents too).
     agent: str = "main"
     # What happens to a pinned rule the budget leaves out: ``drop`` (RULE-SPEC, the default)
     # or ``index`` (also listed in the on-demand index, so the model can fetch it).

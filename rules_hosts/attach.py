@@ -54,8 +54,13 @@ def remaining_budget(evaluation: Evaluation) -> int:
     return evaluation.facts.max_tokens - sum(o.tokens for o in evaluation.active)
 
 
-def plan_batch(evaluation: Evaluation, delivered: Collection[str], render: Render) -> Batch:
+def plan_batch(
+    evaluation: Evaluation, delivered: Collection[str], render: Render, *, reference: str = "", origin: str = ""
+) -> Batch:
     """The block for the rules ``evaluation`` selects that ``delivered`` does not hold.
+
+    ``reference`` is the host's ``HostInfo.reference`` (how its agent fetches a listed
+    rule); ``origin`` ``prompt`` heads the block for a prompt instead of a tool result.
 
     ``render`` is ``Hooks.render``: a pinned rule that fits gets the very ``entry`` bytes
     of the section, anything else the ``index-line`` reference, and the parts are framed
@@ -76,13 +81,13 @@ def plan_batch(evaluation: Evaluation, delivered: Collection[str], render: Rende
         else:
             # On-demand rules, and pinned rules the section leaves no room for: a pointer
             # charges nothing and still counts as delivered (re-sending it says nothing new).
-            part = _render(render, "index-line", rule)
+            part = _render(render, "index-line", {"rule": rule, "reference": reference} if reference else rule)
         if part is not None:
             parts.append(part)
             ids.append(rule.id)
     if not parts:
         return Batch(None)
-    block = _render(render, "attachment", {"parts": tuple(parts)})
+    block = _render(render, "attachment", {"parts": tuple(parts), **({"origin": origin} if origin else {})})
     return Batch(block, tuple(ids)) if block is not None else Batch(None)
 
 

@@ -1,7 +1,7 @@
 """The host-neutral session runtime (RULE-SPEC §5–§6): one object per agent session.
 
-(Slightly over 400 lines: it is one class whose methods are the host events, and
-splitting the events across modules would hide which state each one touches.)
+Its results live in ``session_results``; the once-per-conversation bookkeeping of
+process-per-event hosts in ``deliver_once``.
 
 Each method mirrors a host event and returns a frozen result saying what the host must
 do: entries to persist, the section to patch or remove, the status text, a tool result's
@@ -15,8 +15,8 @@ from __future__ import annotations
 import functools
 import os
 import traceback
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar, cast
+from dataclasses import replace
+from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from rules_core.cache import add_bounded
 from rules_core.delivery import revived_copy
@@ -28,7 +28,8 @@ from rules_core.safe import reveal_invisible, safe_line, safe_lines
 from rules_core.settings import Settings
 
 from . import attach
-from .facts import LIVE, budget, host_facts
+from .facts import LIVE, budget, host_facts, strings
+from .session_results import Capture, SessionState, ToolDefinition, ToolResultEffect, Turn, plain_json
 from .session_stream import SessionStream
 from .shapes import READ_RULE_PARAMETERS
 
@@ -40,61 +41,6 @@ MAX_TOUCHED = MAX_DELIVERED = 4096
 USAGE = "Usage: /rules [show <id> | why <path> | mute <id> | unmute <id>]"
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _Result:
-    """``to_json()``: every field but the ones marked ``json=False``, as plain JSON values."""
-
-    def to_json(self) -> dict[str, Any]:
-        shown = (f for f in fields(self) if f.metadata.get("json", True))  # type: ignore[arg-type]
-        return {f.name: _copy(getattr(self, f.name)) for f in shown}
-
-
-@dataclass(frozen=True)
-class SessionState(_Result):
-    """After start, tree, switch or compaction (nothing to do); ``rebuilt``: touched replaced."""
-
-    rebuilt: bool
-    touched: tuple[str, ...]
-    mutes: tuple[str, ...]
-    delivered: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Capture(_Result):
-    """Tool execution start: the newly touched paths and the entry to persist (or ``None``)."""
-
-    paths: tuple[str, ...] = ()
-    entry: dict[str, Any] | None = field(default=None, hash=False)
-
-
-@dataclass(frozen=True)
-class ToolResultEffect(_Result):
-    """Tool result: ``content`` is a NEW list to return to the host, or ``None`` (leave it)."""
-
-    content: list[Any] | None = field(default=None, hash=False)
-    attached: tuple[str, ...] = ()
-    invalidated: bool = False
-    # The attachment block itself (what ``content`` gained after its separator), for hosts
-    # that deliver it apart from the tool's output (Claude Code's additionalContext).
-    block: str | None = field(default=None, compare=False, repr=False, metadata={"json": False})
-
-
-@dataclass(frozen=True)
-class Turn(_Result):
-    """Before agent start: ``patch`` with ``section``, ``remove`` it or ``none``; ``status`` (``None`` clears)."""
-
-    action: Literal["patch", "remove", "none"] = "none"
-    section: str | None = None
-    status: str | None = None
-    evaluation: Evaluation | None = field(default=None, compare=False, repr=False, metadata={"json": False})
-
-
-@dataclass(frozen=True)
-class ToolDefinition(_Result):
-    name: str
-    description: str
-    parameters: Mapping[str, Any] = field(hash=False)
 
 
 def touched_entry(paths: Sequence[str]) -> dict[str, Any]:
@@ -169,6 +115,7 @@ class Session:
         self._section_ids: tuple[str, ...] = ()
         self._last: Evaluation | None = None  # the last real cycle (before_agent_start)
         self.last_fault: str | None = None  # a bug swallowed by totality, for diagnostics
+        self._given: dict[str, Any] = {}  # facts a per-event adapter supplies (use_facts)
         # Stream rules: the model's output as it streams (docs/stream.md).
         self.stream = SessionStream(
             engine, self.cwd, facts=lambda: self._facts(prompt=""), state=self._stream_state,
@@ -219,6 +166,18 @@ class Session:
         return SessionState(rebuilt, self.touched, self.mutes, self.delivered)
 
     # -- session lifecycle -----------------------------------------------------------
+
+    def use_facts(self, *, model: Any = None, tools: Any = ()) -> None:
+        """The model and tools every later evaluation of this object uses (attachments and
+        stream checks included), for adapters that are a new process per event and so
+        never ran the cycle that would have left them (Claude Code hooks)."""
+        self._given = {"model": model if isinstance(model, str) and model else None, "tools": strings(tools)}
+
+    @property
+    def reference(self) -> str:
+        """How this host's agent fetches a rule listed by reference (``HostInfo.reference``)."""
+        info = self.engine.hooks.hosts().get(self.host)
+        return info.reference if info is not None else ""
 
     def restore(self, section: str, delivered: Sequence[str]) -> None:
         """Restore the injected section and delivered ids a previous process recorded.
@@ -292,7 +251,9 @@ class Session:
             return ToolResultEffect(invalidated=invalidated)
         # The last turn's facts with an EMPTY prompt; data only: no section, no new trace.
         evaluation = self.engine.evaluate(self._facts(prompt="", fresh=True))
-        batch = attach.plan_batch(evaluation, {*self._delivered, *self._section_ids}, self.engine.hooks.render)
+        batch = attach.plan_batch(
+            evaluation, {*self._delivered, *self._section_ids}, self.engine.hooks.render, reference=self.reference
+        )
         if batch.block is None:
             return ToolResultEffect(invalidated=invalidated)
         add_bounded(self._delivered, batch.delivered, MAX_DELIVERED)
@@ -337,6 +298,7 @@ class Session:
         return replace(
             base, cwd=self.cwd, trusted=self.trusted, touched=self.touched, prompt=prompt,
             mutes=frozenset(self._mutes), agent=self.agent, host=self.host, **budget(self._settings(), self.host),
+            **self._given,
         )
 
     # -- /rules and read_rule --------------------------------------------------------
@@ -379,7 +341,7 @@ class Session:
 
     def read_rule_tool(self) -> ToolDefinition:
         """The ``read_rule`` tool: frozen description, one string parameter ``path``."""
-        return ToolDefinition("read_rule", READ_RULE_DESCRIPTION, _copy(READ_RULE_PARAMETERS))
+        return ToolDefinition("read_rule", READ_RULE_DESCRIPTION, plain_json(READ_RULE_PARAMETERS))
 
     @_total(lambda self: "Unknown rule: ")
     def read_rule(self, args: Any) -> str:
@@ -423,11 +385,3 @@ def _status(evaluation: Evaluation) -> str | None:
         return None
     count = len(evaluation.active) + len(evaluation.on_demand)
     return f"rules: {count} · ~{evaluation.section_tokens} tok"
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_copy(v) for v in value]
-    return value

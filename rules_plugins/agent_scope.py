@@ -1,8 +1,8 @@
 """The ``agent-scope`` plugin: ``agents:`` scopes a rule to particular agents.
 
 Adds the key ``agents`` to the strict native schema (list, string or comma string of
-case-insensitive flat globs; ``main`` is the top-level session, ``sub`` an unnamed
-sub-agent — both reserved names). A rule whose agents do not match ``Facts.agent`` is
+case-insensitive flat globs; ``main`` is the top-level session, ``sub`` any sub-agent,
+named or not — both reserved names). A rule whose agents do not match ``Facts.agent`` is
 left out of the evaluation entirely — no bucket, not even ``alwaysApply``, and
 ``read_rule`` cannot reach it. Imported rules keep the peers' ``agents`` key in
 ``Rule.extra`` and are scoped the same way. Block the plugin and ``agents`` is an
@@ -57,5 +57,7 @@ def pi_rules_exclude(rule: Rule, facts: Facts) -> str | None:
         return f"agents value {rule.extra[KEY]!r} is unusable, so no agent gets this rule"
     agent = (facts.agent or "main").lower()
     if any(compile_flat(pattern).match(agent) for pattern in agents):
+        return None
+    if agent != "main" and "sub" in agents:  # a named sub-agent is still a sub-agent
         return None
     return f"agent mismatch: session agent {agent} is not one of the rule's agents {', '.join(agents)}"

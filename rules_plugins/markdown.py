@@ -1,10 +1,17 @@
 """The ``markdown`` renderer: the system-prompt section and its pieces (RULE-SPEC §6).
 
-Kinds: ``section`` (data: ``{"active": [Outcome], "on_demand": [Outcome]}``), ``entry``
-(one ``Outcome``), ``index-line`` (one ``Rule``) and ``attachment`` (data: ``{"parts":
-[str]}``, the mid-run attachment block: a heading, then ``entry`` and ``index-line``
-parts, so its bytes equal the section's). A host that appends the block to a tool's
+Kinds: ``section`` (data: ``{"active": [Outcome], "on_demand": [Outcome], "reference":
+str}``), ``entry`` (one ``Outcome``), ``index-line`` (one ``Rule``, or ``{"rule": Rule,
+"reference": str}``), ``attachment`` (data: ``{"parts": [str], "origin": str}``, the
+mid-run attachment block: a heading, then ``entry`` and ``index-line`` parts, so its
+bytes equal the section's; ``origin`` ``prompt`` names the prompt in the heading, anything
+else the tool result) and ``stopped-line`` (data: ``{"id": str, "reason": str}``, the line
+saying a delivered rule no longer applies). A host that appends the block to a tool's
 output puts its own separator before it.
+
+``reference`` is the host's ``HostInfo.reference``: ``read-tool`` lists a rule by its
+absolute path for the agent's own Read tool (Claude Code, CONTRACT §6); anything else
+keeps the spec's ``(fetch with the read_rule tool)`` line.
 
 ``on_demand`` is every line of the index, in order: the on-demand rules, then — with
 ``overflow = "index"`` (CONTRACT §6) — the pinned rules the budget left out, whose
@@ -15,7 +22,7 @@ them too without knowing the setting.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from rules_core import hookimpl
 from rules_core.model import Outcome, Rule
@@ -28,11 +35,14 @@ FRAMING = (
 )
 INDEX_HEADING = "## Reference rules available on demand"
 BLOCK_HEADING = "## Rules newly activated by this tool result"
+PROMPT_HEADING = "## Rules newly activated by this prompt"
+READ_TOOL = "read-tool"  # HostInfo.reference of a host whose agent reads files itself
+MAX_STOPPED_REASON = 200  # a mismatch reason may list many paths; one line stays short
 SEPARATOR = "\n\n---\n\n"
 LEVELS = {"enforce": "MUST", "recommend": "SHOULD"}
 # Lines of a body that would read as the section's own framing (docs/format.md, "What a
 # body may contain"); a leading backslash, markdown's escape, turns each into plain text.
-_FRAMING_LINES = frozenset({HEADER, INDEX_HEADING, BLOCK_HEADING})
+_FRAMING_LINES = frozenset({HEADER, INDEX_HEADING, BLOCK_HEADING, PROMPT_HEADING})
 _ENTRY_HEAD = ("> Triggered by:", "> Level:")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
@@ -40,30 +50,43 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 @hookimpl(trylast=True)
 def pi_rules_render(kind: str, data: Any) -> str | None:
     if kind == "section":
-        return render_section(data["active"], data["on_demand"])
+        return render_section(data["active"], data["on_demand"], data.get("reference", ""))
     if kind == "entry":
         return render_entry(data)
     if kind == "index-line":
+        if isinstance(data, Mapping):
+            return render_index_line(data["rule"], data.get("reference", ""))
         return render_index_line(data)
     if kind == "attachment":
-        return render_attachment(data["parts"])
+        heading = PROMPT_HEADING if data.get("origin") == "prompt" else BLOCK_HEADING
+        return render_attachment(data["parts"], heading)
+    if kind == "stopped-line":
+        return render_stopped_line(data["id"], data["reason"])
     return None
 
 
-def render_section(active: Sequence[Outcome], on_demand: Sequence[Outcome]) -> str:
+def render_section(active: Sequence[Outcome], on_demand: Sequence[Outcome], reference: str = "") -> str:
     text = f"{HEADER}\n\n{FRAMING}"
     if active:
         text += "\n\n" + SEPARATOR.join(render_entry(o) for o in active)
     if on_demand:
-        lines = "\n".join(render_index_line(o.rule) for o in on_demand)
+        lines = "\n".join(render_index_line(o.rule, reference) for o in on_demand)
         text += f"\n\n{INDEX_HEADING}\n\n{lines}"
     return text.rstrip("\n") + "\n"
 
 
-def render_attachment(parts: Sequence[str]) -> str:
-    """``## Rules newly activated…``, a blank line, the parts; one trailing newline."""
+def render_attachment(parts: Sequence[str], heading: str = BLOCK_HEADING) -> str:
+    """``heading`` (``## Rules newly activated…``), a blank line, the parts; one trailing newline."""
     body = SEPARATOR.join(parts).rstrip("\n")
-    return f"{BLOCK_HEADING}\n\n{body}\n"
+    return f"{heading}\n\n{body}\n"
+
+
+def render_stopped_line(rule_id: str, reason: str) -> str:
+    """``- <id> no longer applies (<reason>)``: one line, however long or odd the reason."""
+    shown = safe_line(" ".join(reason.split()))
+    if len(shown) > MAX_STOPPED_REASON:
+        shown = shown[: MAX_STOPPED_REASON - 1] + "…"
+    return f"- {safe_line(rule_id)} no longer applies ({shown})"
 
 
 def render_entry(outcome: Outcome) -> str:
@@ -82,10 +105,13 @@ def render_entry(outcome: Outcome) -> str:
     return f"{head}\n\n{reveal_invisible(guard_body(rule.body))}" if rule.body else head
 
 
-def render_index_line(rule: Rule) -> str:
+def render_index_line(rule: Rule, reference: str = "") -> str:
     description = safe_line(" ".join(rule.description.split()))
-    reference = rule.reference or rule.relative_path  # a rule made outside discovery has none
-    return f"- {safe_line(reference)} — {description} (fetch with the read_rule tool)"
+    if reference == READ_TOOL and rule.file.path:
+        # No read_rule tool under this host: the agent opens the file itself.
+        return f"- {safe_line(rule.file.path)} — {description} (read it with the Read tool)"
+    name = rule.reference or rule.relative_path  # a rule made outside discovery has none
+    return f"- {safe_line(name)} — {description} (fetch with the read_rule tool)"
 
 
 def guard_body(body: str) -> str:

@@ -22,61 +22,20 @@ from rules_core.lookup import normalize_touched
 from rules_core.safe import safe_line
 
 from ..config_cmd import configured_engine
-from ..mcp_server import server_entry
+from ..deliver_once import prompt_update
 from ..session import Session, touched_entry
 from ..session_stream import read_records, read_switch_offs, switch_off_record
-from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, SECTION_TYPE, HookError
+from .payload import agent_of, model_fact, tool_fact
+from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, MODEL_TYPE, SECTION_TYPE, STOPPED_TYPE, HookError
 from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, session_lock
-from .tools import HOST, MATCHER, SESSION_TOOLS
+from .tools import HOST, SESSION_TOOLS
 
 MAX_PAYLOAD = 16 * 1024 * 1024  # Read results can be large; beyond this it is hostile
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-SETTINGS_FILE = ".claude/settings.json"
-MCP_FILE = ".mcp.json"
-_INSTALL_NOTES = {
-    SETTINGS_FILE: (
-        "# .claude/settings.json: the hooks (path rules, rules attached to tool results).\n"
-        "# Merge into .claude/settings.json (shared), .claude/settings.local.json (yours) or ~/.claude/settings.json (all projects)."
-    ),
-    MCP_FILE: (
-        "# .mcp.json: the MCP server (read_rule, explain_path, list_rules); needs pip install 'pi-rules[mcp]'.\n"
-        "# Merge into .mcp.json at the project root; Claude Code asks once to approve the server."
-    ),
-}
-
-def config(command: str = "pi-rules hook claude-code") -> dict[str, Any]:
-    """The ``hooks`` object of ``.claude/settings.json`` that installs the adapter."""
-    hook = [{"type": "command", "command": command, "timeout": 30}]
-    return {"hooks": {
-        "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": hook}],
-        "UserPromptSubmit": [{"hooks": hook}],
-        "PreToolUse": [{"matcher": MATCHER, "hooks": hook}],
-        "PostToolUse": [{"matcher": MATCHER + "|Bash", "hooks": hook}],
-    }}
-
-
-def install_files() -> dict[str, dict[str, Any]]:
-    """The one install: each file Claude Code reads, and what to merge into it. Claude Code
-    takes MCP servers from ``.mcp.json``, never from settings.json, hence two files."""
-    return {SETTINGS_FILE: config(), MCP_FILE: {"mcpServers": {"pi-rules": server_entry()}}}
-
-
-def print_config(stdout: TextIO, as_json: bool) -> None:
-    """``--print-config``: each snippet under ``#`` lines naming its file; ``--json``: one
-    object keyed by file, for scripts."""
-    files = install_files()
-    if as_json:
-        stdout.write(json.dumps(files, indent=2) + "\n")
-        return
-    blocks = [f"{_INSTALL_NOTES[name]}\n{json.dumps(value, indent=2)}\n" for name, value in files.items()]
-    stdout.write("\n".join(blocks))
 
 
 def run_cli(engine: Engine, args: Any, cwd: str) -> int:
-    """The CLI entry: ``--print-config``, else one hook payload from stdin."""
-    if getattr(args, "print_config", False):
-        print_config(sys.stdout, as_json=getattr(args, "json", False))
-        return 0
+    """The CLI entry for one hook payload from stdin (plugin.py sends the setup to install.py)."""
     trusted = not getattr(args, "untrusted", False)
     return main(sys.stdin, sys.stdout, sys.stderr, engine=engine, cwd=cwd, trusted=trusted)
 
@@ -134,8 +93,13 @@ def _decide(
 ) -> dict[str, Any] | None:
     event = payload.get("hook_event_name")
     state = _load(path)
-    session = _session(engine, cwd, trusted, env, state)
     journal = _Journal(path, lambda message: _warn(stderr, message))
+    if event == "SessionStart":
+        _remember_model(state, journal, payload.get("model"))
+    agent_id, agent = agent_of(payload)
+    tools = tool_fact(payload.get("tool_name")) if event in ("PreToolUse", "PostToolUse") else ()
+    session = _session(engine, cwd, trusted, env, state, agent_id, agent)
+    session.use_facts(model=state.model, tools=tools)
     # A scan an earlier hook of this session cut at the deadline is not tried again.
     known_slow = [r for rec in read_records(path, SCAN_OFF_TYPE) for r in rec.get("roots", ()) if isinstance(r, str)]
     session.engine.remember_overran(known_slow)
@@ -153,7 +117,7 @@ def _decide(
         if event == "PreToolUse":
             output = _gate(session, journal, tool, tool_input)
         if event == "PostToolUse":  # captured again: a missed PreToolUse must not lose a path
-            output = _tool_result(session, state, journal, tool, tool_input, payload.get("tool_response"))
+            output = _tool_result(session, journal, payload, agent_id)
     newly_slow = [root for root in session.engine.overran() if root not in known_slow]
     if newly_slow:
         journal.append({"type": SCAN_OFF_TYPE, "roots": newly_slow})
@@ -165,29 +129,48 @@ def _decide(
 # -- events ---------------------------------------------------------------------------
 
 
+def _remember_model(state: _State, journal: _Journal, value: Any) -> None:
+    """SessionStart's model, kept for every later event (a later start may replace it)."""
+    model = model_fact(value)
+    if model is not None and model != state.model:
+        journal.append({"type": MODEL_TYPE, "model": model})
+        state.model = model
+
+
 def _session_start(session: Session, state: _State, journal: _Journal, source: Any) -> dict[str, Any] | None:
     if source == "clear":
         # Claude Code keeps no transcript across /clear: a new conversation.
         journal.append({"type": CLEAR_TYPE})
         session.session_switch([])
         state.delivered.clear()
+        state.agents.clear()
     elif source == "compact":
         journal.append({"type": COMPACT_TYPE})
         session.compact()
         state.delivered.clear()
     # Every start injects the section afresh: Claude Code adds SessionStart context to
     # the new (or compacted, or resumed) transcript, so what we injected before is moot.
+    # A resume keeps the delivered ids: Claude Code restores the transcript that holds them.
     session.restore("", state.delivered)
-    turn = session.before_agent_start("", None, ())
+    turn = session.before_agent_start("", state.model, ())
     return _deliver(session, state, journal, "SessionStart", turn.section if turn.action == "patch" else None)
 
 
 def _prompt(session: Session, state: _State, journal: _Journal, prompt: str) -> dict[str, Any] | None:
-    turn = session.before_agent_start(prompt, None, ())  # hooks know no model or tools
-    if turn.action == "remove":  # text already in the transcript cannot be taken back
-        journal.append({"type": SECTION_TYPE, "text": ""})
-        return None
-    return _deliver(session, state, journal, "UserPromptSubmit", turn.section if turn.action == "patch" else None)
+    """Only what the conversation lacks: the rules not yet delivered, one line per delivered
+    rule that stopped applying. The first delivery of a conversation is the whole section."""
+    first = not state.delivered and not state.section
+    turn = session.before_agent_start(prompt, state.model, ())  # a prompt has no tool
+    if first or turn.evaluation is None:
+        return _deliver(session, state, journal, "UserPromptSubmit", turn.section if turn.action == "patch" else None)
+    if turn.action != "none":  # the section as it now reads: diagnostics, and the benchmark's "before"
+        journal.append({"type": SECTION_TYPE, "text": turn.section or ""})
+    update = prompt_update(turn.evaluation, state.delivered, session.engine.hooks.render, reference=session.reference)
+    if update.stopped:
+        journal.append({"type": STOPPED_TYPE, "ids": list(update.stopped)})
+    if update.delivered:
+        journal.append({"type": DELIVERED_TYPE, "ids": list(update.delivered)})
+    return _output("UserPromptSubmit", update.text) if update.text else None
 
 
 def _capture(session: Session, journal: _Journal, tool: Any, tool_input: Any) -> None:
@@ -242,8 +225,11 @@ def _gate(session: Session, journal: _Journal, tool: Any, tool_input: Any) -> di
 
 
 def _tool_result(
-    session: Session, state: _State, journal: _Journal, tool: Any, tool_input: Any, response: Any
+    session: Session, journal: _Journal, payload: dict[str, Any], agent_id: str | None
 ) -> dict[str, Any] | None:
+    """Attach what this result newly activated in its transcript: the main conversation's,
+    or the sub-agent's ``agent_id`` names (``_session`` restored that one's deliveries)."""
+    tool, tool_input, response = payload.get("tool_name"), payload.get("tool_input"), payload.get("tool_response")
     name = SESSION_TOOLS.get(tool, "") if isinstance(tool, str) else ""
     errored = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
     # Judge this call's own paths only: with parallel calls the state also holds the other
@@ -254,7 +240,10 @@ def _tool_result(
     effect = session.tool_result(name, [{"type": "text", "text": ""}], errored)
     if not effect.attached or effect.block is None:
         return None
-    journal.append({"type": DELIVERED_TYPE, "ids": list(effect.attached)})
+    record: dict[str, Any] = {"type": DELIVERED_TYPE, "ids": list(effect.attached)}
+    if agent_id is not None:
+        record["agent"] = agent_id
+    journal.append(record)
     return _output("PostToolUse", effect.block)
 
 
@@ -277,13 +266,17 @@ def _output(event: str, text: str) -> dict[str, Any]:
 # -- session --------------------------------------------------------------------------
 
 
-def _session(engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State) -> Session:
+def _session(
+    engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State, agent_id: str | None,
+    agent: str,
+) -> Session:
     if engine is None:  # an embedding caller's: the settings' [plugins] block still applies
         engine = configured_engine(cwd, trusted, (), ("hook", HOST), env)
     # The session's host leaves out what Claude Code reads itself (claude_code.native).
-    session = Session(engine, cwd, trusted=trusted, host=HOST, env=env)
+    session = Session(engine, cwd, trusted=trusted, host=HOST, env=env, agent=agent)
     session.session_start("startup", state.entries)  # rebuild the touched set
-    session.restore(state.section, state.delivered)
+    # A sub-agent never saw the main conversation's section: only its own deliveries count.
+    session.restore(state.section if agent_id is None else "", state.delivered_to(agent_id))
     return session
 
 

@@ -20,7 +20,12 @@ from ..session_file import append_line, encode_line, exclusive, open_for_append,
 
 MAX_STATE = 64 * 1024 * 1024  # a state file this big was not written by us: start afresh
 SECTION_TYPE = "pi-rules/section"  # the section text last injected ("" once it is gone)
-DELIVERED_TYPE = "pi-rules/delivered"  # ids handed to the model, in delivery order
+DELIVERED_TYPE = "pi-rules/delivered"  # ids handed to the model, in delivery order ("agent": a sub-agent's)
+STOPPED_TYPE = "pi-rules/stopped"  # delivered ids the model was told no longer apply
+MODEL_TYPE = "pi-rules/model"  # the model SessionStart named, for every later event
+# A sub-agent has a transcript of its own, so its deliveries are its own; beyond these many
+# sub-agents the oldest one's are forgotten (at worst it gets a rule again).
+MAX_AGENTS = 64
 CLEAR_TYPE = "pi-rules/clear"  # /clear: everything before belongs to another conversation
 COMPACT_TYPE = "pi-rules/compact"  # compaction: the transcript carrying the rules is gone
 # How long a hook waits for another hook of the same session to finish deciding (parallel
@@ -35,11 +40,18 @@ class HookError(Exception):
 
 @dataclass
 class State:
-    """What the state file says: entries since the last /clear, section, delivered ids."""
+    """What the state file says: entries since the last /clear, section, delivered ids
+    (the main conversation's, and each sub-agent's by its ``agent_id``), the model."""
 
     entries: list[Any] = field(default_factory=list)
     section: str = ""
     delivered: list[str] = field(default_factory=list)
+    agents: dict[str, list[str]] = field(default_factory=dict)
+    model: str | None = None
+
+    def delivered_to(self, agent_id: str | None) -> list[str]:
+        """The ids delivered in the transcript of ``agent_id`` (``None``: the main one)."""
+        return self.delivered if agent_id is None else self.agents.get(agent_id, [])
 
 
 def load(path: str) -> State:
@@ -69,14 +81,26 @@ def _fold(state: State, raw: bytes) -> None:
     if not isinstance(record, dict):
         return
     kind = record.get("type")
-    if kind == CLEAR_TYPE:
-        state.entries, state.section, state.delivered = [], "", []
+    if kind == CLEAR_TYPE:  # the model stays: /clear starts no new Claude Code process
+        state.entries, state.section, state.delivered, state.agents = [], "", [], {}
     elif kind == COMPACT_TYPE:
         state.section, state.delivered = "", []
     elif kind == SECTION_TYPE and isinstance(record.get("text"), str):
         state.section = record["text"]
     elif kind == DELIVERED_TYPE and isinstance(record.get("ids"), list):
-        state.delivered.extend(i for i in record["ids"] if isinstance(i, str) and i not in state.delivered)
+        agent = record.get("agent")
+        if isinstance(agent, str):
+            delivered = state.agents.pop(agent, [])  # re-inserted: the newest agent is kept longest
+            state.agents[agent] = delivered
+            while len(state.agents) > MAX_AGENTS:
+                del state.agents[next(iter(state.agents))]
+        else:
+            delivered = state.delivered
+        delivered.extend(i for i in record["ids"] if isinstance(i, str) and i not in delivered)
+    elif kind == STOPPED_TYPE and isinstance(record.get("ids"), list):
+        state.delivered = [i for i in state.delivered if i not in record["ids"]]
+    elif kind == MODEL_TYPE and isinstance(record.get("model"), str):
+        state.model = record["model"] or None
     elif record.get("customType") == TOUCHED_CUSTOM_TYPE:
         state.entries.append(record)
 

@@ -107,7 +107,9 @@ def test_print_config_is_the_settings_snippet(claude: Claude) -> None:
         "Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Glob"}
     assert "Bash" in hooks["PostToolUse"][0]["matcher"].split("|")
     for groups in hooks.values():
-        assert groups[0]["hooks"] == [{"type": "command", "command": "pi-rules hook claude-code", "timeout": 30}]
+        # The running pi-rules by absolute path (here `python -m rules_hosts`), so a venv works.
+        command = f"{sys.executable} -m rules_hosts hook claude-code"
+        assert groups[0]["hooks"] == [{"type": "command", "command": command, "timeout": 30}]
 
 
 # -- events -----------------------------------------------------------------------------
@@ -171,7 +173,8 @@ def test_user_prompt_submit_is_zero_churn(claude: Claude) -> None:
     claude.write({"src/a.ts": ""})
     claude.send("PreToolUse", tool_name="Read", tool_input={"file_path": "src/a.ts"})
     changed = claude.context("UserPromptSubmit", prompt="next")
-    assert changed is not None and _ids(changed) == ["always", "ts"]
+    # Only the rule the conversation lacks (test_claude_code_once.py): "always" is in it already.
+    assert changed is not None and _ids(changed) == ["ts"]
     assert claude.send("UserPromptSubmit", prompt="once more") is None
 
 
@@ -248,12 +251,13 @@ def test_hostile_payload_is_logged_and_ignored(claude: Claude, name: str) -> Non
 
 @pytest.mark.parametrize("sid", HOSTILE_IDS)
 def test_hostile_session_id_never_escapes_the_state_dir(claude: Claude, sid: str) -> None:
-    before = sorted(p for p in claude.tmp.rglob("*") if ".git" not in p.parts)
+    # ~/.cache/pi-rules (the installed entry points, rules_core.entry_points) is no session's
+    before = sorted(p for p in claude.tmp.rglob("*") if ".git" not in p.parts and ".cache" not in p.parts)
     payload = {"session_id": sid, "cwd": str(claude.cwd), "hook_event_name": "PreToolUse",
                "tool_name": "Write", "tool_input": {"file_path": "src/a.ts"}}
     done = claude.raw(json.dumps(payload))
     assert done.returncode == 0 and done.stdout == b"" and b"not a safe file name" in done.stderr
-    assert sorted(p for p in claude.tmp.rglob("*") if ".git" not in p.parts) == before
+    assert sorted(p for p in claude.tmp.rglob("*") if ".git" not in p.parts and ".cache" not in p.parts) == before
 
 
 def test_wrong_field_types_do_nothing(claude: Claude) -> None:
