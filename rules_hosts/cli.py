@@ -86,9 +86,10 @@ class Commands:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    if "hook" in words:
+    if "hook" in words and "--install" not in words and "--uninstall" not in words:
         # An agent's hook must never be blocked by pi-rules: Claude Code reads exit 2 from
         # a PreToolUse hook as "deny the tool call". Every failure becomes exit 0 + stderr.
+        # (--install/--uninstall are a person's command: a refusal must fail the shell.)
         try:
             _main(words)
         except SystemExit:
@@ -311,9 +312,14 @@ def _cmd_plugins(command: Command) -> int:
     importers = engine.hooks.importers()
     settings = engine.settings(command.cwd, not command.args.untrusted)
     enabled, _ = importer_selection(settings, None, importers)
+    from rules_plugins.packs import registered_packs  # only this command shows pack folders
+
+    packs = registered_packs(engine.pm.list_name_plugin())
     if command.args.json:
         command.print_json({
             "plugins": [{"name": i.name, "origin": i.origin, "hooks": list(i.hooks)} for i in infos],
+            "packs": [{"name": p.name, "entryPoint": p.value, "folder": p.folder or None, "error": p.problem or None}
+                      for p in packs],
             "importers": [
                 {"name": i.name, "default": i.default, "enabled": i.name in enabled, "summary": i.summary}
                 for i in importers
@@ -340,6 +346,12 @@ def _cmd_plugins(command: Command) -> int:
         host_width = max(len(name) for name in hosts)
         for name, host in hosts.items():
             print(f"  {safe_line(name).ljust(host_width)}  {safe_line(host.summary)}")
+    if packs:
+        print("\nrule packs (entry points in pi_rules.rules; docs/packs.md):")
+        pack_width = max(len(p.name) for p in packs)
+        for pack in packs:
+            where = pack.folder or f"error: {pack.problem}"
+            print(f"  {safe_line(pack.name).ljust(pack_width)}  {safe_line(pack.value)}  {safe_line(where)}")
     return 0
 
 

@@ -27,7 +27,10 @@ if TYPE_CHECKING:  # the SDK is optional: never imported at module load
     from mcp.server.lowlevel import Server
 
 SERVER_NAME = "pi-rules"
-INSTALL_HINT = "pi-rules mcp needs the MCP SDK: pip install 'pi-rules[mcp]'"
+INSTALL_HINT = (
+    "pi-rules mcp needs the MCP SDK: pip install 'pi-rules[mcp]' "
+    "(from a checkout: pip install -e '.[mcp]' in it, or pip install '/path/to/pi-rules[mcp]')"
+)
 INSTRUCTIONS = (
     "Project rules for this repository, as pi-rules discovers them (.pi/rules and the rule "
     "files of other agents). Fetch a rule named in a 'Reference rules available on demand' "
@@ -203,8 +206,12 @@ def build_server(tools: RulesTools) -> Server[Any]:
 
 
 def server_entry(*global_options: str) -> dict[str, Any]:
-    """The ``mcpServers`` entry a JSON host config (Claude Code, Cursor) needs."""
-    return {"command": "pi-rules", "args": [*global_options, "mcp"]}
+    """The ``mcpServers`` entry a JSON host config (Claude Code, Cursor) needs: this pi-rules
+    by absolute path, so a virtual environment works under a host with another ``PATH``."""
+    from .launch import launcher
+
+    command, *args = launcher()
+    return {"command": command, "args": [*args, *global_options, "mcp"]}
 
 
 def _plain(value: Any) -> Any:

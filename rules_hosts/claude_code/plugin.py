@@ -18,6 +18,8 @@ invalidation, attachment and the hooks' matcher.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 from rules_core import hookimpl
@@ -31,7 +33,8 @@ from .tools import HOST, TOOLS
 
 @hookimpl
 def pi_rules_hosts() -> list[HostInfo]:
-    return [HostInfo(HOST, "Claude Code (the hook command evaluates as this host)", claude_reads)]
+    # No read_rule tool the model can see (CONTRACT §6): listed rules name the file for Read.
+    return [HostInfo(HOST, "Claude Code (the hook command evaluates as this host)", claude_reads, reference="read-tool")]
 
 
 @hookimpl
@@ -47,12 +50,32 @@ def pi_rules_tool_output(host: str, tool: str, args: Any) -> ToolOutput | None:
 @hookimpl
 def pi_rules_cli_commands(commands: Any) -> None:
     parser = commands.hook(HOST, "Claude Code's hook command: one payload on stdin", _run)
+    setup = parser.add_mutually_exclusive_group()
+    setup.add_argument(
+        "--print-config", nargs="?", const="human", choices=("human", "settings", "mcp"), metavar="settings|mcp",
+        help="print what installs the adapter: both files with comments, or one file's JSON document",
+    )
+    setup.add_argument("--install", action="store_true",
+                       help="merge the hooks and the MCP server into Claude Code's files for --scope")
+    setup.add_argument("--uninstall", action="store_true", help="remove exactly what --install added")
     parser.add_argument(
-        "--print-config", action="store_true", help="print the settings snippet that installs the hooks"
+        "--scope", choices=("project", "local", "user"), default=None,
+        help="with --install/--uninstall: project (default: .claude/settings.json, .mcp.json), "
+             "local (.claude/settings.local.json, ~/.claude.json) or user (~/.claude/settings.json, ~/.claude.json)",
     )
 
 
 def _run(command: Any) -> int:
+    args = command.args
+    if args.scope is not None and not (args.install or args.uninstall):
+        sys.stderr.write("pi-rules hook claude-code: --scope goes with --install or --uninstall\n")
+        return 2
+    if args.install or args.uninstall or args.print_config:
+        from .install import run_cli as run_setup  # the setup never loads the session runtime
+
+        code = run_setup(args, command.cwd, sys.stdout, sys.stderr, os.environ)
+        if code is not None:
+            return code
     from .hook import run_cli  # the adapter loads the session runtime: only when run
 
-    return run_cli(command.engine, command.args, command.cwd)
+    return run_cli(command.engine, args, command.cwd)

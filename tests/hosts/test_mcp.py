@@ -27,7 +27,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from rules_hosts import cli  # noqa: E402
-from rules_hosts.claude_code import hook as claude_code  # noqa: E402
+from rules_hosts.claude_code import install as claude_code  # noqa: E402
 from rules_core.lookup import READ_RULE_DESCRIPTION  # noqa: E402
 from rules_hosts.mcp_server import INSTALL_HINT, RulesTools, build_server  # noqa: E402
 from rules_hosts.session import READ_RULE_PARAMETERS  # noqa: E402
@@ -278,7 +278,8 @@ def test_without_the_sdk_the_command_says_how_to_install(project: Project) -> No
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=project.env, timeout=60)
     assert done.returncode == 2
     assert done.stderr == INSTALL_HINT + "\n"
-    assert INSTALL_HINT == "pi-rules mcp needs the MCP SDK: pip install 'pi-rules[mcp]'"
+    assert INSTALL_HINT.startswith("pi-rules mcp needs the MCP SDK: pip install 'pi-rules[mcp]'")
+    assert "pip install -e '.[mcp]'" in INSTALL_HINT  # from a checkout, too
     assert done.stdout == ""
 
 
@@ -299,7 +300,9 @@ def test_print_config_prints_the_hooks_and_the_mcp_json_entry(project: Project) 
     blocks = _blocks(done.stdout)
     assert list(blocks) == [".claude/settings.json", ".mcp.json"]
     assert blocks[".claude/settings.json"] == claude_code.config()
-    assert blocks[".mcp.json"] == {"mcpServers": {"pi-rules": {"command": "pi-rules", "args": ["mcp"]}}}
+    # The running pi-rules by absolute path (here `python -m rules_hosts`), so a venv works.
+    entry = {"command": sys.executable, "args": ["-m", "rules_hosts", "mcp"]}
+    assert blocks[".mcp.json"] == {"mcpServers": {"pi-rules": entry}}
     assert "pip install 'pi-rules[mcp]'" in done.stdout
 
 
@@ -308,4 +311,4 @@ def test_print_config_json_is_one_object_keyed_by_file(project: Project) -> None
                           capture_output=True, text=True, env=project.env, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
     assert json.loads(done.stdout) == claude_code.install_files()
-    assert json.loads(done.stdout)[".mcp.json"]["mcpServers"]["pi-rules"]["args"] == ["mcp"]
+    assert json.loads(done.stdout)[".mcp.json"]["mcpServers"]["pi-rules"]["args"] == ["-m", "rules_hosts", "mcp"]

@@ -17,7 +17,7 @@ from rules_core import stream as stream_module
 from rules_core import stream_buffer
 from rules_core.stream import StreamWatcher, globs_gate
 from rules_core.testing import rule_text
-from rules_hosts.claude_code.hook import config
+from rules_hosts.claude_code.install import config
 from rules_hosts.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent.parent
