@@ -1,0 +1,369 @@
+"""The Claude Code adapter under the real ``claude`` binary (issue 16, part 4).
+
+The pinned ``@anthropic-ai/claude-code`` from npm runs ``claude -p`` against a scripted
+Messages API on 127.0.0.1 (tests/fake_messages_api.py); the hooks are installed into a
+temporary git project as a user would install them. Every assertion reads what the
+model was actually sent (the recorded requests) or what is on disk. One session is run
+per module; each test checks one thing a user relies on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from fake_messages_api import FakeMessagesAPI, Request, block_text, text, tool_results, tool_use
+from rules_core.testing import make_rules, rule_text
+
+# The newest release whose package.json still accepts Node 20 (2.1.198 asks for Node 22);
+# keep it in step with .ci/install-claude.
+CLAUDE_VERSION = "2.1.197"
+REPO = Path(__file__).resolve().parents[2]
+INSTALL_SCRIPT = REPO / ".ci" / "install-claude"
+PAYLOAD_FIXTURES = REPO / "tests" / "fixtures" / "claude_code_payloads"
+RUN_TIMEOUT = 120
+
+ALWAYS_MARK = "MARK-ALWAYS-4c1e9b"
+PYSRC_MARK = "MARK-PYSRC-7a22d0"
+STREAM_MARK = "MARK-STREAM-e5f013"
+INDEX_MARK = "MARK-INDEX-2b8f61"  # the on-demand rule's description: its index line
+ON_DEMAND_MARK = "MARK-ONDEMAND-93d4aa"  # its body: only the model's own Read brings it
+FORBIDDEN = "FORBIDDEN_TOKEN"
+MARKS = (ALWAYS_MARK, PYSRC_MARK, STREAM_MARK, INDEX_MARK, ON_DEMAND_MARK)
+WRITE_APP, READ_NOTES = "toolu_01writeapp", "toolu_02readnotes"
+READ_RULE, WRITE_BAD = "toolu_03readrule", "toolu_04writebad"
+ON_DEMAND_RULE = ".pi/rules/reference.md"
+# A prompt without language words: the intent matcher must not pull the path rule in early.
+PROMPT = "Carry out the scripted steps."
+
+# Records each hook payload beside the adapter, so the payloads Claude Code really sends
+# can be checked against tests/fixtures/claude_code_payloads/.
+_PAYLOAD_LOGGER = """\
+import json, os, sys, time
+payload = sys.stdin.read()
+event = json.loads(payload).get("hook_event_name", "unknown")
+name = f"{time.monotonic_ns()}-{os.getpid()}-{event}.json"
+with open(os.path.join(sys.argv[1], name), "w", encoding="utf-8") as out:
+    out.write(payload)
+"""
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pi-rules-tests" / f"claude-{CLAUDE_VERSION}"
+
+
+def _claude_binary() -> str:
+    """The pinned binary, installed on first use (what .ci/install-claude does)."""
+    binary = _cache_dir() / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+        if missing:
+            pytest.skip(f"{' and '.join(missing)} not on PATH: "
+                        f"cannot install @anthropic-ai/claude-code@{CLAUDE_VERSION}")
+        env = {**os.environ, "PI_RULES_CLAUDE_VERSION": CLAUDE_VERSION}
+        done = subprocess.run(["bash", str(INSTALL_SCRIPT)], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0 and binary.exists(), f"install-claude failed:\n{done.stderr}"
+    return str(binary)
+
+
+class _ProxyTrap:
+    """The HTTP(S) proxy for everything not bound for 127.0.0.1: it records the first line
+    of each connection (``CONNECT host:443 …``) and closes it, so no request reaches the
+    internet and every attempt is seen."""
+
+    def __init__(self) -> None:
+        self.attempts: list[str] = []
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    def __enter__(self) -> _ProxyTrap:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._sock.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.attempts.append(conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1"))
+                except OSError:
+                    self.attempts.append("(connection without a request line)")
+
+
+@dataclass(frozen=True)
+class Session:
+    """One finished ``claude -p`` run: what the model was sent, and the project after it."""
+
+    project: Path
+    requests: list[Request]
+    main: list[Request]
+    result: dict[str, Any]
+    payloads: list[dict[str, Any]]
+    outside: list[str]  # request lines that tried to leave 127.0.0.1
+
+
+def _rules() -> dict[str, str]:
+    return {
+        ".pi/rules/house.md": rule_text(f"House style marker {ALWAYS_MARK}.", description="House style",
+                                        alwaysApply=True),
+        ".pi/rules/pysrc.md": rule_text(f"Python sources marker {PYSRC_MARK}.", description="Python sources",
+                                        globs=["src/**/*.py"]),
+        ".pi/rules/no-forbidden.md": rule_text(
+            f"Never write {FORBIDDEN.lower()} in sources; marker {STREAM_MARK}.", description="No forbidden token",
+            condition=FORBIDDEN, scope="tool:write", interruptMode="tool-only"),
+        ON_DEMAND_RULE: rule_text(f"Reference body marker {ON_DEMAND_MARK}.", description=f"Reference {INDEX_MARK}",
+                                  alwaysApply=True, load="on-demand"),
+        "notes.txt": "Notes the model reads.\n",
+        "README.md": "A project.\n",
+    }
+
+
+def _script(project: Path) -> list[list[dict[str, Any]]]:
+    """Turn i answers the conversation holding i tool results."""
+    return [
+        [text("Writing the app."), tool_use(WRITE_APP, "Write", {"file_path": str(project / "src/app.py"),
+                                                                 "content": "print('app')\n"})],
+        [tool_use(READ_NOTES, "Read", {"file_path": str(project / "notes.txt")})],
+        # What a model does with an index line that says "(read it with the Read tool)".
+        [tool_use(READ_RULE, "Read", {"file_path": str(project / ON_DEMAND_RULE)})],
+        [tool_use(WRITE_BAD, "Write", {"file_path": str(project / "src/bad.py"),
+                                       "content": f"VALUE = '{FORBIDDEN}'\n"})],
+    ]
+
+
+def _install_hooks(project: Path, env: dict[str, str], payload_dir: Path) -> None:
+    """The adapter's hooks as a user installs them (``--install``, CONTRACT §6), plus a
+    payload logger on every event beside them."""
+    done = subprocess.run([sys.executable, "-m", "rules_hosts", "hook", "claude-code", "--install"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    settings = project / ".claude" / "settings.json"
+    assert done.returncode == 0 and settings.exists(), f"--install failed:\n{done.stdout}{done.stderr}"
+    data = json.loads(settings.read_text())
+    logger = project.parent / "log_payload.py"
+    logger.write_text(_PAYLOAD_LOGGER)
+    log = [{"type": "command", "command": shlex.join([sys.executable, str(logger), str(payload_dir)])}]
+    for event in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"):
+        group = {"matcher": "*", "hooks": log} if "Tool" in event else {"hooks": log}
+        data["hooks"].setdefault(event, []).append(group)
+    settings.write_text(json.dumps(data, indent=2))
+
+
+def _claude_env(tmp: Path, base_url: str, proxy: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "PI_RULES_"))}
+    env.update(
+        HOME=str(tmp / "home"), CLAUDE_CONFIG_DIR=str(tmp / "home" / ".claude"),
+        XDG_STATE_HOME=str(tmp / "state"), XDG_CONFIG_HOME=str(tmp / "config"), XDG_CACHE_HOME=str(tmp / "cache"),
+        ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="sk-ant-test-not-a-key",
+        # Documented switches for everything that is not the conversation itself.
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1", DISABLE_BUG_COMMAND="1",
+        # Whatever slips past them goes to the trap, not to the internet.
+        HTTPS_PROXY=proxy, HTTP_PROXY=proxy, https_proxy=proxy, http_proxy=proxy,
+        NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    binary = _claude_binary()
+    tmp = tmp_path_factory.mktemp("claude-real")
+    project, payload_dir = tmp / "project", tmp / "payloads"
+    for folder in (project, payload_dir, tmp / "home", tmp / "state", tmp / "config", tmp / "cache"):
+        folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    make_rules(project, _rules())
+    with FakeMessagesAPI(_script(project)) as api, _ProxyTrap() as trap:
+        env = _claude_env(tmp, api.url, trap.url)
+        _install_hooks(project, env, payload_dir)
+        done = subprocess.run(
+            [binary, "-p", PROMPT, "--output-format", "json", "--model", "claude-sonnet-4-5",
+             # acceptEdits, not bypassPermissions: the latter refuses to run as root. No MCP
+             # server (--install's .mcp.json is left out): the Read tool is the reference path.
+             "--permission-mode", "acceptEdits", "--allowedTools", "Read,Write", "--strict-mcp-config"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 0, f"claude exited {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
+    logged = sorted(payload_dir.iterdir(), key=lambda p: int(p.name.split("-")[0]))  # monotonic_ns first
+    payloads = [json.loads(p.read_text()) for p in logged]
+    dump = os.environ.get("PI_RULES_TEST_CLAUDE_DUMP")
+    if dump:  # for a human debugging a new pin: every request and hook payload, as JSON
+        Path(dump).write_text(json.dumps({"requests": [r.__dict__ for r in api.requests], "payloads": payloads,
+                                          "stdout": done.stdout, "stderr": done.stderr}, indent=1))
+    yield Session(project, list(api.requests), [r for r in api.requests if r.is_main],
+                  json.loads(done.stdout), payloads, list(trap.attempts))
+
+
+# -- reading the recorded conversation ----------------------------------------------------
+
+
+def _messages(request: Request) -> list[dict[str, Any]]:
+    return list(request.body.get("messages") or [])
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(block_text(block) for block in content or [])
+
+
+def _conversation_text(request: Request) -> str:
+    """Everything the model sees in one request: system prompt and every message."""
+    system = request.body.get("system")
+    parts = [system if isinstance(system, str) else "\n".join(block_text(b) for b in system or [])]
+    return "\n".join(parts + [_message_text(m) for m in _messages(request)])
+
+
+def _holding(message: dict[str, Any], call_id: str) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == call_id for b in content)
+
+
+def _result_of(request: Request, call_id: str) -> dict[str, Any]:
+    return next(b for b in tool_results(_messages(request)) if b.get("tool_use_id") == call_id)
+
+
+# -- the tests ----------------------------------------------------------------------------
+
+
+def test_the_scripted_session_ran_to_its_end(session: Session) -> None:
+    assert session.result["is_error"] is False, session.result
+    assert session.result["result"] == "Done."
+    # Write, Read, Read, the denied Write, then the final text: one request per model turn.
+    assert len(session.main) == 5, [r.path for r in session.requests]
+    assert (session.project / "src" / "app.py").read_text() == "print('app')\n"
+
+
+def test_the_client_runs_offline(session: Session) -> None:
+    # The documented switches leave nothing but the conversation: no request tried to
+    # leave 127.0.0.1, and the fake API saw only Messages API paths.
+    assert session.outside == []
+    paths = {r.path.split("?")[0] for r in session.requests}
+    assert paths <= {"/", "/v1/messages", "/v1/messages/count_tokens"}, paths
+
+
+def test_always_on_rule_arrives_with_the_first_request(session: Session) -> None:
+    first = session.main[0]
+    assert ALWAYS_MARK in _conversation_text(first)
+    # It comes as session-start context in the opening user turn, not in the system prompt.
+    assert ALWAYS_MARK in _message_text(_messages(first)[0])
+    assert PYSRC_MARK not in _conversation_text(first)
+
+
+def test_stream_rule_never_enters_the_section(session: Session) -> None:
+    before_deny = [r for r in session.main if not any(_holding(m, WRITE_BAD) for m in _messages(r))]
+    assert before_deny
+    assert all(STREAM_MARK not in _conversation_text(r) for r in before_deny)
+
+
+def test_path_rule_arrives_with_the_write_that_activated_it(session: Session) -> None:
+    after = next(r for r in session.main if any(_holding(m, WRITE_APP) for m in _messages(r)))
+    messages = _messages(after)
+    at = next(i for i, m in enumerate(messages) if _holding(m, WRITE_APP))
+    # In the user turn that carries the Write's result (the result itself or the context
+    # Claude Code places beside it) and nowhere before it.
+    assert PYSRC_MARK in _message_text(messages[at]), json.dumps(messages[at], indent=1)
+    assert all(PYSRC_MARK not in _message_text(m) for m in messages[:at])
+
+
+def test_nothing_is_delivered_twice(session: Session) -> None:
+    final = session.main[-1]
+    # The rule file the model read itself carries its own description and body; what the
+    # hooks delivered is everything else.
+    read = block_text(_result_of(final, READ_RULE))
+    delivered = _conversation_text(final).replace(read, "", 1)
+    counts = {mark: delivered.count(mark) for mark in MARKS}
+    assert counts == {**dict.fromkeys(MARKS, 1), ON_DEMAND_MARK: 0}, counts
+
+
+def test_on_demand_rule_is_listed_for_the_read_tool(session: Session) -> None:
+    first = _conversation_text(session.main[0])
+    line = next((l for l in first.splitlines() if INDEX_MARK in l), None)
+    path = session.project / ON_DEMAND_RULE
+    assert line == f"- {path} — Reference {INDEX_MARK} (read it with the Read tool)", line
+    assert ON_DEMAND_MARK not in first
+
+
+def test_on_demand_body_arrives_only_through_the_read(session: Session) -> None:
+    final = session.main[-1]
+    assert ON_DEMAND_MARK in block_text(_result_of(final, READ_RULE))
+    before = [r for r in session.main if not any(_holding(m, READ_RULE) for m in _messages(r))]
+    assert all(ON_DEMAND_MARK not in _conversation_text(r) for r in before)
+
+
+def test_stream_rule_denies_the_forbidden_write(session: Session) -> None:
+    assert not (session.project / "src" / "bad.py").exists()
+    result = _result_of(session.main[-1], WRITE_BAD)
+    said = block_text(result)
+    assert result.get("is_error") is True, result
+    assert "Blocked by project rule no-forbidden (no-forbidden.md)" in said, said
+    assert STREAM_MARK in said
+
+
+def test_payload_fixtures_are_what_the_pinned_client_sends(session: Session) -> None:
+    """tests/fixtures/claude_code_payloads/ holds one sanitized payload per event and tool,
+    for other tests to copy from; ``PI_RULES_UPDATE_GOLDEN=1`` rewrites them from this run."""
+    first: dict[str, dict[str, Any]] = {}
+    for payload in session.payloads:
+        first.setdefault(_payload_key(payload), _sanitized(payload, session.project))
+    assert set(first) >= {"SessionStart", "UserPromptSubmit", "PreToolUse-Write", "PostToolUse-Write",
+                          "PreToolUse-Read", "PostToolUse-Read"}, sorted(first)
+    if os.environ.get("PI_RULES_UPDATE_GOLDEN"):
+        PAYLOAD_FIXTURES.mkdir(exist_ok=True)
+        for key, payload in first.items():
+            (PAYLOAD_FIXTURES / f"{key}.json").write_text(json.dumps(payload, indent=2) + "\n")
+    stored = {p.stem: json.loads(p.read_text()) for p in PAYLOAD_FIXTURES.glob("*.json")}
+    assert stored == first
+
+
+def _payload_key(payload: dict[str, Any]) -> str:
+    tool = payload.get("tool_name")
+    return payload["hook_event_name"] + (f"-{tool}" if isinstance(tool, str) else "")
+
+
+def _sanitized(payload: dict[str, Any], project: Path) -> dict[str, Any]:
+    """The payload as if the session ran in /home/user/project: no temporary paths, fixed
+    ids and durations, so the fixtures stay byte-stable from run to run."""
+    home = project.parent / "home"
+    raw = json.dumps(payload)
+    # Claude Code names a project's transcript folder after its path, every other character a dash.
+    raw = raw.replace(re.sub(r"[^A-Za-z0-9]", "-", str(project)), "-home-user-project")
+    raw = raw.replace(str(project), "/home/user/project").replace(str(home), "/home/user")
+    for field, fixed in (("session_id", "00000000-0000-4000-8000-000000000001"),
+                         ("prompt_id", "00000000-0000-4000-8000-000000000002")):
+        if isinstance(payload.get(field), str):
+            raw = raw.replace(payload[field], fixed)
+    data = json.loads(raw)
+    if "duration_ms" in data:
+        data["duration_ms"] = 1
+    return data
