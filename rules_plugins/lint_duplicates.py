@@ -72,6 +72,16 @@ def _near(variants: list[Rule]) -> list[RuleWarning]:
     ]
 
 
+def duplicate_groups(rules: Sequence[Rule]) -> list[tuple[Rule, ...]]:
+    """The rules this linter calls copies of each other (identical, or equal but for blank
+    edges and trailing spaces), each group in discovery order; ``pi-rules map`` lists them."""
+    groups: dict[str, list[Rule]] = {}
+    for rule in rules:
+        if rule.load == "pinned" and rule.inactive_reason is None and rule.body.strip():
+            groups.setdefault(_text(rule.body), []).append(rule)
+    return [tuple(sorted(g, key=lambda r: r.index)) for g in groups.values() if len(g) > 1]
+
+
 def _text(body: str) -> str:
     return "\n".join(line.rstrip() for line in body.strip().splitlines())
 
