@@ -7,7 +7,9 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
+import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { TSchema } from "typebox";
 
 const SECTION_KEY = "pi-rules-md";
 const INTERRUPT_TYPE = "pi-rules-md/interrupt"; // custom message types (shown, sent to the model)
@@ -20,7 +22,30 @@ const IDLE_POLL_MS = 50; // after an abort: how often to look whether Pi is idle
 const IDLE_POLLS = 200; // and for how long (10 s) before queueing the interrupt instead
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Pending = { resolve: (value: any) => void; reject: (error: Error) => void };
+type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
+type Response = { id?: unknown; result?: unknown; error?: { message?: unknown } };
+
+// The answers this file reads (docs/protocol.md); the server's JSON is trusted to match.
+type Capture = { entry: { customType: string; data: Json } | null };
+type ToolResultEffect = { content: (TextContent | ImageContent)[] | null };
+type Turn = { action: "patch" | "remove" | "keep" | "none"; section: string | null; status: string | null };
+type Text = { text: string };
+type RuleTool = { name: string; description: string; parameters: TSchema };
+type TrustStatus = { trusted: boolean; root: string; decided_by: string; project_rules: boolean; hint: string };
+
+// Pi 0.73.1 has no trust decision of its own; a later Pi may add ctx.isProjectTrusted().
+type TrustAware = { isProjectTrusted?: () => boolean };
+const hostTrust = (ctx: ExtensionContext): boolean | undefined => {
+  const decide = (ctx as ExtensionContext & TrustAware).isProjectTrusted;
+  try {
+    return typeof decide === "function" ? Boolean(decide.call(ctx)) : undefined;
+  } catch {
+    return false; // Pi has a decision but could not give it: read no project rules
+  }
+};
+// Pi's decision when it gives one; else the user's own trust store (`pi-rules trust`).
+const trustArgs = (trusted: boolean | undefined): string[] =>
+  trusted === undefined ? ["--trust-store"] : trusted ? [] : ["--untrusted"];
 
 class RulesServer {
   private child: ChildProcessWithoutNullStreams;
@@ -28,8 +53,8 @@ class RulesServer {
   private pending = new Map<number, Pending>();
   private failed: Error | undefined;
 
-  constructor(cwd: string, trusted: boolean) {
-    const args = ["--cwd", cwd, ...(trusted ? [] : ["--untrusted"]), "serve"];
+  constructor(cwd: string, trusted: boolean | undefined) {
+    const args = ["--cwd", cwd, ...trustArgs(trusted), "serve"];
     this.child = spawn(COMMAND, args, { stdio: ["pipe", "pipe", "pipe"] });
     createInterface({ input: this.child.stdout }).on("line", (line) => this.answer(line));
     this.child.stderr.on("data", () => {}); // diagnostics only; never block on a full pipe
@@ -40,7 +65,7 @@ class RulesServer {
 
   // Requests are answered in order, one line each; ids only pair them up. A dead or hung
   // server rejects (at once, or after CALL_TIMEOUT_MS): no event waits for it for ever.
-  call<T = any>(method: string, params: { [key: string]: Json | undefined } = {}): Promise<T> {
+  call<T>(method: string, params: { [key: string]: unknown } = {}): Promise<T> {
     if (this.failed) return Promise.reject(this.failed);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -51,7 +76,7 @@ class RulesServer {
       timer.unref();
       const settle = () => clearTimeout(timer);
       this.pending.set(id, {
-        resolve: (value) => (settle(), resolve(value)),
+        resolve: (value) => (settle(), resolve(value as T)),
         reject: (error) => (settle(), reject(error)),
       });
       this.child.stdin.write(JSON.stringify({ id, method, params }) + "\n");
@@ -69,16 +94,17 @@ class RulesServer {
   }
 
   private answer(line: string): void {
-    let response: any;
+    let response: Response;
     try {
-      response = JSON.parse(line);
+      response = JSON.parse(line) as Response;
     } catch {
       return;
     }
+    if (typeof response !== "object" || response === null || typeof response.id !== "number") return;
     const waiter = this.pending.get(response.id);
     if (!waiter) return;
     this.pending.delete(response.id);
-    if (response.error) waiter.reject(new Error(`pi-rules: ${response.error.message}`));
+    if (response.error) waiter.reject(new Error(`pi-rules: ${String(response.error.message)}`));
     else waiter.resolve(response.result);
   }
 }
@@ -201,10 +227,24 @@ class StreamPump {
   }
 }
 
+// The one line a user sees when the project has rules but is not trusted, else undefined.
+// A server without trust_status (an older pi-rules) means: nothing to tell.
+const untrustedNotice = async (server: RulesServer): Promise<string | undefined> => {
+  try {
+    const status = await server.call<TrustStatus>("trust_status");
+    if (status.trusted || !status.project_rules) return undefined;
+    return `pi-rules: this project has rules but is not trusted; run: ${status.hint}`;
+  } catch {
+    return undefined;
+  }
+};
+
 export default function (pi: ExtensionAPI) {
   let server: RulesServer | undefined;
   let section: string | null = null; // the pi-rules-md section, re-applied every turn
   let toolRegistered = false;
+  let trustNotice: string | undefined; // set while the project has rules we may not read
+  const noticed = new Set<string>(); // project roots already told about, once per Pi process
 
   // Stream-rule state. An interrupt aborts the run it fired in; its block waits in
   // pendingInterrupt until Pi is idle, then starts a new turn. Reminders wait in
@@ -233,7 +273,7 @@ export default function (pi: ExtensionAPI) {
       return undefined;
     }
   };
-  const branch = (ctx: ExtensionContext) => ctx.sessionManager.getBranch() as unknown as Json[];
+  const branch = (ctx: ExtensionContext) => ctx.sessionManager.getBranch();
   const add = (list: string[], block: string) => {
     if (!list.includes(block)) list.push(block);
   };
@@ -296,28 +336,34 @@ export default function (pi: ExtensionAPI) {
   pi.on("session_start", async (event, ctx) => {
     server?.close();
     stream?.stop();
-    const trusted = (ctx as any).isProjectTrusted?.() ?? false; // untrusted unless Pi says so
-    server = new RulesServer(ctx.cwd, trusted);
+    server = new RulesServer(ctx.cwd, hostTrust(ctx));
     stream = new StreamPump(() => server, onStreamResult);
     section = null;
     pendingInterrupt = undefined;
     reminders = [];
     interruptedRun = -1;
     await safely(() => server!.call("session_start", { reason: event.reason, entries: branch(ctx) }));
+    trustNotice = await untrustedNotice(server);
+    if (trustNotice && !noticed.has(trustNotice)) {
+      noticed.add(trustNotice);
+      const notice = trustNotice;
+      await safely(async () => ctx.ui.notify(notice, "warning")); // no UI (print mode): a no-op
+    }
     if (!toolRegistered) {
-      const tool = await safely(() => server!.call("read_rule_tool"));
+      const tool = await safely(() => server!.call<RuleTool>("read_rule_tool"));
       if (tool) {
         toolRegistered = true;
-        pi.registerTool({
+        const readRule: ToolDefinition = {
           name: tool.name,
           label: "Read rule",
           description: tool.description,
           parameters: tool.parameters, // plain JSON Schema, as TypeBox produces
-          async execute(_id: string, params: any) {
-            const answer = await safely(() => server!.call("read_rule", { args: params }));
+          async execute(_id, params) {
+            const answer = await safely(() => server!.call<Text>("read_rule", { args: params }));
             return { content: [{ type: "text", text: answer?.text ?? "Unknown rule: " }], details: {} };
           },
-        } as any);
+        };
+        pi.registerTool(readRule);
       }
     }
   });
@@ -338,24 +384,28 @@ export default function (pi: ExtensionAPI) {
     server = undefined;
   });
 
-  pi.on("tool_execution_start", async (event) => {
-    const capture = await safely(() => server!.call("tool_start", { tool: event.toolName, args: event.args }));
-    if (capture?.entry) pi.appendEntry(capture.entry.customType, capture.entry.data);
-  });
-
+  // Pi fires tool_result only for a call that ran: one refused by a tool_call handler (a
+  // stream interrupt, or another extension) never gets here, so it is never recorded as
+  // touched. tool_execution_start would be too early: Pi sends it before tool_call.
   pi.on("tool_result", async (event) => {
+    const capture = await safely(() =>
+      server!.call<Capture>("tool_start", { tool: event.toolName, args: event.input }),
+    );
+    if (capture?.entry) pi.appendEntry(capture.entry.customType, capture.entry.data);
     const effect = await safely(() =>
-      server!.call("tool_result", { tool: event.toolName, content: event.content as any, is_error: event.isError }),
+      server!.call<ToolResultEffect>("tool_result", {
+        tool: event.toolName, content: event.content, is_error: event.isError,
+      }),
     );
     return effect?.content ? { content: effect.content } : undefined; // undefined: leave it as is
   });
 
   pi.on("before_agent_start", async (event, ctx) => {
     const turn = await safely(() =>
-      server!.call("before_agent_start", {
+      server!.call<Turn>("before_agent_start", {
         prompt: event.prompt ?? "",
         model: ctx.model?.id ?? null,
-        tools: (event as any).systemPromptOptions?.selectedTools ?? pi.getActiveTools(),
+        tools: event.systemPromptOptions?.selectedTools ?? pi.getActiveTools(),
       }),
     );
     if (turn?.action === "patch") section = turn.section;
@@ -440,8 +490,9 @@ export default function (pi: ExtensionAPI) {
   pi.registerCommand("rules", {
     description: "Rules: report, show <id>, why <path>, mute <id>, unmute <id>",
     handler: async (args, ctx) => {
-      const answer = await safely(() => server!.call("command", { text: `/rules ${args ?? ""}` }));
-      if (answer) ctx.ui.notify(answer.text, "info");
+      const answer = await safely(() => server!.call<Text>("command", { text: `/rules ${args ?? ""}` }));
+      // The report of an untrusted project says why its rules are missing, and the fix.
+      if (answer) ctx.ui.notify(trustNotice ? `${answer.text.trimEnd()}\n${trustNotice}` : answer.text, "info");
     },
   });
 }

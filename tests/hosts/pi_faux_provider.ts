@@ -1,0 +1,59 @@
+// Test-only Pi extension: registers Pi's scripted `faux` provider (from @mariozechner/pi-ai,
+// which Pi aliases for extensions) as the provider "faux", model "faux-1". The script is a
+// JSON file named by PI_FAUX_SCRIPT: a list of assistant replies, one per model request, each
+// a list of blocks `{"text": "..."}` or `{"tool": "write", "args": {...}}`. Every request the
+// provider receives (system prompt and messages) is appended as one JSON line to
+// PI_FAUX_LOG, so a test asserts on what really reached the model.
+
+import { appendFileSync, readFileSync } from "node:fs";
+import {
+  fauxAssistantMessage,
+  fauxText,
+  fauxToolCall,
+  registerFauxProvider,
+  streamSimple,
+  type FauxContentBlock,
+  type FauxResponseStep,
+} from "@mariozechner/pi-ai";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+const FAUX_API = "pi-rules-faux-script";
+
+type Block = { text?: string; tool?: string; args?: Record<string, unknown> };
+
+const toBlock = (block: Block, index: number): FauxContentBlock =>
+  block.tool !== undefined
+    ? fauxToolCall(block.tool, block.args ?? {}, { id: `call-${index}` })
+    : fauxText(block.text ?? "");
+
+export default function (pi: ExtensionAPI) {
+  const script = JSON.parse(readFileSync(process.env.PI_FAUX_SCRIPT ?? "", "utf8")) as Block[][];
+  const log = process.env.PI_FAUX_LOG ?? "";
+  const faux = registerFauxProvider({ api: FAUX_API, provider: "faux", models: [{ id: "faux-1" }] });
+  const steps: FauxResponseStep[] = script.map((reply, step) => (context) => {
+    appendFileSync(log, JSON.stringify({ systemPrompt: context.systemPrompt ?? "", messages: context.messages }) + "\n");
+    const blocks = reply.map((block, index) => toBlock(block, step * 100 + index));
+    const usesTools = reply.some((block) => block.tool !== undefined);
+    return fauxAssistantMessage(blocks, { stopReason: usesTools ? "toolUse" : "stop" });
+  });
+  faux.setResponses(steps);
+  pi.registerProvider("faux", {
+    baseUrl: "http://faux.invalid",
+    apiKey: "faux",
+    api: "pi-rules-faux",
+    // Pi registers this function under the api "pi-rules-faux"; the scripted stream lives
+    // under its own api name, so the call does not come back here.
+    streamSimple: (model, context, options) => streamSimple({ ...model, api: FAUX_API }, context, options),
+    models: [
+      {
+        id: "faux-1",
+        name: "Faux",
+        reasoning: false,
+        input: ["text"],
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: 128000,
+        maxTokens: 16384,
+      },
+    ],
+  });
+}
