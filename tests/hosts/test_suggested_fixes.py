@@ -290,7 +290,9 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), mi
 _VALUE = st.one_of(
     st.tuples(st.sampled_from(list("*&!%@`{[") + ["**/", "src/{a,b}/", "[*.ts, ", "a: "]), _TEXT).map("".join),
     _TEXT,
-).filter(lambda v: v.strip() == v and "\n" not in v and "\ufeff" not in v)
+).filter(lambda v: v.strip() == v and "\n" not in v and "\ufeff" not in v
+          # U+FFFE/U+FFFF are outside YAML's printable set: no quoting can carry them (a yaml-syntax error).
+          and "\ufffe" not in v and "\uffff" not in v)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
