@@ -18,6 +18,8 @@ SID = "7a2b3c4d-0000-4000-8000-00000000feed"
 class ClaudeDriver:
     """One Claude Code session: a git project, a HOME, a state dir and a payload runner."""
 
+    sid = SID
+
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
         self.cwd = tmp_path / "project"
@@ -32,13 +34,18 @@ class ClaudeDriver:
     def write(self, files: dict[str, str | bytes]) -> None:
         make_rules(self.cwd, files)
 
-    def send(self, event: str, **fields: Any) -> dict[str, Any] | None:
-        payload = {"session_id": SID, "cwd": str(self.cwd), "hook_event_name": event,
-                   "transcript_path": str(self.home / "t.jsonl"), **fields}
-        done = subprocess.run(
-            [sys.executable, "-m", "rules_hosts", "hook", "claude-code"], input=json.dumps(payload).encode(),
+    def raw(self, data: str | bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+        """One hook process fed ``data`` as is (hostile payloads included)."""
+        return subprocess.run(
+            [sys.executable, "-m", "rules_hosts", "hook", "claude-code", *args],
+            input=data.encode() if isinstance(data, str) else data,
             capture_output=True, env=self.env, cwd=str(self.tmp), timeout=60,
         )
+
+    def send(self, event: str, sid: str | None = None, **fields: Any) -> dict[str, Any] | None:
+        payload = {"session_id": sid or self.sid, "cwd": str(self.cwd), "hook_event_name": event,
+                   "transcript_path": str(self.home / "t.jsonl"), **fields}
+        done = self.raw(json.dumps(payload))
         assert done.returncode == 0 and done.stderr == b"", done.stderr
         if not done.stdout:
             return None
@@ -56,18 +63,22 @@ class ClaudeDriver:
     def prompt(self, text: str, **fields: Any) -> str | None:
         return self.context("UserPromptSubmit", prompt=text, **fields)
 
-    def tool(self, name: str, tool_input: dict[str, Any], **fields: Any) -> str | None:
-        """PreToolUse then PostToolUse of one successful call; the PostToolUse context."""
+    def tool(self, name: str, tool_input: dict[str, Any], response: Any = None, **fields: Any) -> str | None:
+        """PreToolUse then PostToolUse of one call (successful unless ``response`` says
+        otherwise); the PostToolUse context."""
         assert self.send("PreToolUse", tool_name=name, tool_input=tool_input, **fields) is None
-        response = {"filePath": tool_input.get("file_path"), "success": True}
+        if response is None:
+            response = {"filePath": tool_input.get("file_path"), "success": True}
         return self.context("PostToolUse", tool_name=name, tool_input=tool_input, tool_response=response, **fields)
 
     def path(self, relative: str) -> str:
         return str(self.cwd / relative)
 
+    def state_file(self, sid: str | None = None) -> Path:
+        return self.state / "pi-rules" / "claude-code" / f"{sid or self.sid}.jsonl"
+
     def records(self) -> list[dict[str, Any]]:
-        state = self.state / "pi-rules" / "claude-code" / f"{SID}.jsonl"
-        return [json.loads(line) for line in state.read_text().splitlines() if line.strip()]
+        return [json.loads(line) for line in self.state_file().read_text().splitlines() if line.strip()]
 
     def portable(self, text: str) -> str:
         """``text`` with this run's project folder as ``<project>`` (golden files)."""

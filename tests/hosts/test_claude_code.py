@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,63 +15,18 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rules_hosts.claude_code import hook as claude_code
 from rules_core.engine import Engine
 from rules_core.testing import fresh_manager, make_rules, rule_text
+
+from claude_driver import ClaudeDriver
 from rules_hosts.claude_code import plugin as claude_code_host
 
 SID = "5f1c2d3e-0000-4000-8000-00000000abcd"
 HEADER = "## Rules newly activated by this tool result\n\n"
 
 
-class Claude:
-    """One Claude Code session: a project, a HOME, a state dir and a payload runner."""
+class Claude(ClaudeDriver):
+    """The driver with this module's session id."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        self.tmp = tmp_path
-        self.cwd = tmp_path / "project"
-        self.home = tmp_path / "home"
-        self.state = tmp_path / "state"
-        for d in (self.cwd, self.home, self.state):
-            d.mkdir()
-        subprocess.run(["git", "init", "-q", str(self.cwd)], check=True)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
-        self.env.update(HOME=str(self.home), XDG_STATE_HOME=str(self.state))
-
-    def write(self, files: dict[str, str | bytes]) -> None:
-        make_rules(self.cwd, files)
-
-    def raw(self, data: str | bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(
-            [sys.executable, "-m", "rules_hosts", "hook", "claude-code", *args],
-            input=data.encode() if isinstance(data, str) else data,
-            capture_output=True, env=self.env, cwd=str(self.tmp), timeout=60,
-        )
-
-    def send(self, event: str, sid: str = SID, **fields: Any) -> dict[str, Any] | None:
-        payload = {"session_id": sid, "cwd": str(self.cwd), "hook_event_name": event,
-                   "transcript_path": str(self.home / "t.jsonl"), **fields}
-        done = self.raw(json.dumps(payload))
-        assert done.returncode == 0, done.stderr
-        assert done.stderr == b"", done.stderr
-        if not done.stdout:
-            return None
-        output = json.loads(done.stdout)
-        assert output["hookSpecificOutput"]["hookEventName"] == event
-        return output
-
-    def context(self, event: str, **fields: Any) -> str | None:
-        output = self.send(event, **fields)
-        return None if output is None else output["hookSpecificOutput"]["additionalContext"]
-
-    def tool(self, name: str, tool_input: dict[str, Any], response: Any = None) -> str | None:
-        assert self.send("PreToolUse", tool_name=name, tool_input=tool_input) is None
-        if response is None:
-            response = {"filePath": tool_input.get("file_path"), "success": True}
-        return self.context("PostToolUse", tool_name=name, tool_input=tool_input, tool_response=response)
-
-    def state_file(self, sid: str = SID) -> Path:
-        return self.state / "pi-rules" / "claude-code" / f"{sid}.jsonl"
-
-    def records(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.state_file().read_text().splitlines() if line.strip()]
+    sid = SID
 
 
 @pytest.fixture

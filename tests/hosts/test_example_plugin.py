@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from example_installs import install_example
 from rules_core.testing import make_rules
 
 ROOT = Path(__file__).parent.parent.parent
@@ -25,15 +25,7 @@ EXAMPLE = ROOT / "examples" / "pi-rules-rulebook"
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("site")
-    build = tmp_path_factory.mktemp("build") / "src"
-    shutil.copytree(EXAMPLE, build)  # build in a copy so the checkout stays clean
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(target), str(build)],
-        check=False, capture_output=True, text=True,
-    )
-    assert done.returncode == 0, f"pip could not install the example plugin:\n{done.stderr}"
+    target = install_example(EXAMPLE, tmp_path_factory)
     assert list(target.glob("pi_rules_rulebook-*.dist-info"))
     return target
 

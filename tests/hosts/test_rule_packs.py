@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from importlib_metadata import EntryPoint
 
+from example_installs import install_example
 from rules_core.testing import make_rules, rule_text
 from rules_plugins.packs import GROUP, pack_plugins
 
@@ -34,15 +34,7 @@ PACK_IDS = ["package-init", "pyproject", "setup-py"]  # the example's files, in 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("site")
-    build = tmp_path_factory.mktemp("build") / "src"
-    shutil.copytree(EXAMPLE, build)  # build in a copy so the checkout stays clean
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(target), str(build)],
-        check=False, capture_output=True, text=True,
-    )
-    assert done.returncode == 0, f"pip could not install the example pack:\n{done.stderr}"
+    target = install_example(EXAMPLE, tmp_path_factory)
     assert sorted(p.name for p in (target / "pi_rules_pack_python" / "rules").iterdir()) == [
         "package-init.md", "pyproject.md", "setup-py.md",
     ]
