@@ -21,6 +21,7 @@ from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
 
 from .facts import host_facts
+from .session_results import plain_json
 from .shapes import READ_RULE_PARAMETERS, conditions_json, errors_json, rule_json
 
 if TYPE_CHECKING:  # the SDK is optional: never imported at module load
@@ -177,7 +178,7 @@ def build_server(tools: RulesTools) -> Server[Any]:
     listing = types.ListToolsResult(tools=[
         types.Tool(
             name=spec.name, title=spec.title, description=spec.description,
-            input_schema=_plain(spec.input_schema), annotations=read_only,
+            input_schema=plain_json(spec.input_schema), annotations=read_only,
         )
         for spec in TOOLS
     ])
@@ -212,15 +213,6 @@ def server_entry(*global_options: str) -> dict[str, Any]:
 
     command, *args = launcher()
     return {"command": command, "args": [*args, *global_options, "mcp"]}
-
-
-def _plain(value: Any) -> Any:
-    """A deep, mutable copy of a JSON schema (the frozen module constants stay untouched)."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _version() -> str:
