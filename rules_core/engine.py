@@ -30,7 +30,6 @@ from .model import (
     PathExplanation,
     Rule,
     RuleError,
-    Verdict,
 )
 from .paths import is_as_written
 from .select import select
@@ -38,6 +37,7 @@ from .why import describe_condition, independent_reason
 from .settings import Settings, SettingsCache
 from .settings_apply import disabled_reason, import_chosen, importer_selection, with_settings
 from .stream_model import StreamSpec
+from .verdicts import combine_verdicts
 
 MUTED_REASON = "muted for this session"
 CUT_REASON = "not judged: the evaluation ran out of time (PI_RULES_DEADLINE_MS)"
@@ -380,19 +380,6 @@ class Engine:
 
 
 # -- pure helpers --------------------------------------------------------------------
-
-
-def combine_verdicts(rule: Rule, verdicts: Sequence[Verdict]) -> tuple[bool, tuple[str, ...]]:
-    """AND the matchers' verdicts; a declared condition nobody judged fails."""
-    applicable = [v for v in verdicts if v.ok is not None]
-    judged = {v.condition for v in applicable}
-    unjudged = [c for c in rule.declared_conditions if c not in judged]
-    failed = [v for v in applicable if not v.ok]
-    if failed or unjudged:
-        reasons = [r for v in failed for r in v.reasons]
-        reasons += [f"no plugin judges {c!r} (is its matcher plugin blocked?)" for c in unjudged]
-        return False, tuple(reasons)
-    return True, tuple(r for v in applicable for r in v.reasons)
 
 
 def _same_inputs(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
