@@ -87,7 +87,10 @@ def _quoted_line(line: str, list_keys: Collection[str]) -> str | None:
         return None
     value, comment = _split_comment(match.group("value"))
     lead = f"{key_match.group('key')}:" if key_match else "-"
-    if value.startswith("[") and value.endswith("]"):
+    # A bracketed value is a flow list only where a list belongs: ``model: [x, ]`` means the
+    # text, and a list there would be the next error (a model is one string).
+    scalar_key = key_match is not None and not key_match.group("indent") and key_match.group("key") not in list_keys
+    if value.startswith("[") and value.endswith("]") and not scalar_key:
         items = split_commas(value[1:-1])
         if not any(_needs_quotes(item, flow=True) for item in items):
             return None
