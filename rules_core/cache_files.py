@@ -18,6 +18,8 @@ import stat
 import time
 from typing import Any
 
+from .reading import read_at_most
+
 MAX_FILE_BYTES = 16 * 1024 * 1024  # read no more than this; a bigger file is ignored
 MAX_FILES = 64  # project files kept in the cache directory, least recently written removed
 _NAME = re.compile(r"[0-9a-f]{40}\.json\Z")
@@ -42,20 +44,14 @@ def read_json(path: str) -> Any | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > MAX_FILE_BYTES:
             return None
-        chunks, size = [], 0
-        while size <= MAX_FILE_BYTES:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_at_most(fd, MAX_FILE_BYTES + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if size > MAX_FILE_BYTES:
+    if len(data) > MAX_FILE_BYTES:
         return None
-    digest, _, body = b"".join(chunks).partition(b"\n")
+    digest, _, body = data.partition(b"\n")
     # A flipped byte inside a string would still be valid JSON of the right shape: the
     # digest line turns any damage into a file that is ignored.
     if digest != hashlib.sha256(body).hexdigest().encode():
