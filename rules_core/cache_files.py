@@ -82,13 +82,24 @@ def own_directory(directory: str) -> bool:
     return True
 
 
-def write_atomically(directory: str, name: str, data: bytes) -> None:
+def write_atomically(
+    directory: str, name: str, data: bytes, *, sync: bool = False, mode: int | None = None,
+    prefix: str = _TEMP_PREFIX,
+) -> None:
+    """``data`` as ``directory/name`` through a temporary file and a rename: a crash leaves
+    the old file or the new, never half of one. The file is 0600 unless ``mode`` says
+    otherwise; ``sync`` flushes it to disk first (a user's decisions, not a cache)."""
     import tempfile  # here: only a process that learnt something writes
 
-    fd, temporary = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=directory)  # mode 0600
+    fd, temporary = tempfile.mkstemp(prefix=prefix, dir=directory)  # mode 0600
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
         os.replace(temporary, os.path.join(directory, name))
     except BaseException:
         try:

@@ -15,14 +15,13 @@ what stands between an unknown repository and every process we would start in it
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
-import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from rules_core.cache_files import write_atomically
 from rules_core.settings import SettingsCache, user_settings_path
 from rules_core.settings_parse import TRUST_MODES
 
@@ -125,17 +124,7 @@ def _write_store(env: Mapping[str, str], roots: Iterable[str]) -> str:
     text = json.dumps({"version": STORE_VERSION, "trusted": sorted(set(roots))}, indent=2) + "\n"
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".trusted-", suffix=".json", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)  # a crash leaves the old store or the new, never half
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_atomically(folder, STORE_NAME, text.encode("utf-8"), sync=True, prefix=".trusted-")
     except OSError as exc:
         raise TrustStoreError(f"cannot write the trust store {path}: {exc.strerror or exc}") from None
     return path

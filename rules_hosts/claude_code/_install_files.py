@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any
+
+from rules_core.cache_files import write_atomically
 
 MAX_BYTES = 64 * 1024 * 1024  # ~/.claude.json grows with history; a project file never gets near
 
@@ -88,17 +89,4 @@ def _mode(path: str) -> int:
 
 def _atomic_write(path: str, payload: bytes, mode: int) -> None:
     directory, name = os.path.split(path)
-    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.remove(temp)
-        except OSError:
-            pass
-        raise
+    write_atomically(directory, name, payload, sync=True, mode=mode, prefix=f".{name}.")
