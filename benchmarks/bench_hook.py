@@ -5,7 +5,9 @@
 Times, as medians of ``--repeat`` runs interleaved so load on the machine hits all alike:
 ``python -c pass``; ``find . -type f | wc -l``; a process that only imports the CLI and
 makes the plugin manager (the floor under every call); a Claude Code ``PostToolUse`` hook
-call (the session's state file exists, the persistent cache is warm); the same call with
+call (the session's state file exists) answered by the resident hook server (a private
+runtime folder; the server is started and waited for first), then in process
+(``PI_RULES_HOOK_SERVER=off``) with the persistent cache warm and with
 ``PI_RULES_CACHE=off``; and a fresh ``pi-rules report`` process with a warm cache, with no
 cache (the cache directory removed before each run, so it is written again) and with
 ``PI_RULES_CACHE=off``. Before those, a warm hook call is split in process into imports,
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -94,6 +97,8 @@ def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int) ->
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
                 "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache")})
+    served_env = {**env, "XDG_RUNTIME_DIR": str(_runtime(scratch))}
+    env["PI_RULES_HOOK_SERVER"] = "off"  # every other row: one whole process per call
     cold_env = {**env, "XDG_CACHE_HOME": str(scratch / "cold-cache")}
     off_env = {**env, "PI_RULES_CACHE": "off"}
     python = [sys.executable]
@@ -104,6 +109,7 @@ def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int) ->
     post = json.dumps({**session, "hook_event_name": "PostToolUse", "tool_name": "Read",
                        "tool_input": {"file_path": str(tree / touched)}, "tool_response": {}}).encode()
     _run(hook, tree, env, start)  # the session's state file exists from here on
+    _start_server(hook, tree, served_env, post)
     for name, seconds in phases(tree, home, scratch, post, repeat).items():
         print(f"  phase: {name:<31} {seconds * 1000:8.1f} ms")
 
@@ -112,18 +118,48 @@ def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int) ->
         _run(report, tree, cold_env)
 
     # The floor under every call: import the CLI and the engine, load every plugin.
-    floor = [*python, "-c", "import os, rules_hosts.cli as c; "
-             "c.configured_engine('.', True, (), ('hook', 'claude-code'), os.environ)"]
+    floor = [*python, "-c", "import os, rules_hosts.cli_app; from rules_hosts.config_cmd import configured_engine as c; "
+             "c('.', True, (), ('hook', 'claude-code'), os.environ)"]
     return _median(repeat, {
         "python -c pass": lambda: _run([*python, "-c", "pass"], tree, env),
         "imports + plugin manager only": lambda: _run(floor, tree, env),
         "find . -type f | wc -l": lambda: _run("find . -type f | wc -l", tree, env),
-        "PostToolUse hook, warm cache": lambda: _run(hook, tree, env, post),
-        "PostToolUse hook, PI_RULES_CACHE=off": lambda: _run(hook, tree, off_env, post),
+        "PostToolUse hook, hook server": lambda: _run(hook, tree, served_env, post),
+        "PostToolUse hook, in process, warm cache": lambda: _run(hook, tree, env, post),
+        "PostToolUse hook, in process, PI_RULES_CACHE=off": lambda: _run(hook, tree, off_env, post),
         "fresh report, warm cache": lambda: _run(report, tree, env),
         "fresh report, no cache": cold_report,
         "fresh report, PI_RULES_CACHE=off": lambda: _run(report, tree, off_env),
     })
+
+
+def _runtime(scratch: Path) -> Path:
+    """A short private runtime folder (a socket path must fit in 108 bytes)."""
+    folder = Path(tempfile.mkdtemp(prefix="bh-", dir="/tmp"))
+    _RUNTIMES.append(folder)
+    return folder
+
+
+_RUNTIMES: list[Path] = []
+
+
+def _start_server(hook: list[str], tree: Path, env: dict[str, str], post: bytes) -> None:
+    """The first call starts the server; wait until it listens, so every timed call is served."""
+    _run(hook, tree, env, post)
+    folder = Path(env["XDG_RUNTIME_DIR"]) / "pi-rules"
+    deadline = time.monotonic() + 60
+    while not list(folder.glob("*.pid")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _stop_servers() -> None:
+    for folder in _RUNTIMES:
+        for pid_file in (folder / "pi-rules").glob("*.pid"):
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _PHASES = """
@@ -158,7 +194,7 @@ def phases(tree: Path, home: Path, scratch: Path, post: bytes, repeat: int) -> d
 def show(title: str, figures: dict[str, float], targets: dict[str, tuple[str, float | None]]) -> None:
     print(f"\n{title}")
     for name, seconds in figures.items():
-        line = f"  {name:<38} {seconds * 1000:8.1f} ms"
+        line = f"  {name:<48} {seconds * 1000:8.1f} ms"
         if name in targets:
             baseline, limit = targets[name]
             ratio = seconds / figures[baseline]
@@ -182,8 +218,9 @@ def main() -> None:
         figures = measure(small, small_home, scratch / "s", touched, args.repeat)
         show(f"3,000-file repository ({small})", figures, {
             "imports + plugin manager only": ("python -c pass", None),
-            "PostToolUse hook, warm cache": ("python -c pass", 4.0),
-            "PostToolUse hook, PI_RULES_CACHE=off": ("python -c pass", None),
+            "PostToolUse hook, hook server": ("python -c pass", 4.0),
+            "PostToolUse hook, in process, warm cache": ("python -c pass", None),
+            "PostToolUse hook, in process, PI_RULES_CACHE=off": ("python -c pass", None),
             "fresh report, warm cache": ("python -c pass", None),
         })
         if not args.no_monorepo:
@@ -192,13 +229,15 @@ def main() -> None:
             figures = measure(ws, home, scratch / "m", touched, max(3, args.repeat // 2))
             show(f"100,000-file monorepo ({base})", figures, {
                 "imports + plugin manager only": ("find . -type f | wc -l", None),
-                "PostToolUse hook, warm cache": ("find . -type f | wc -l", 1.0),
-                "PostToolUse hook, PI_RULES_CACHE=off": ("find . -type f | wc -l", None),
+                "PostToolUse hook, hook server": ("find . -type f | wc -l", 1.0),
+                "PostToolUse hook, in process, warm cache": ("find . -type f | wc -l", None),
+                "PostToolUse hook, in process, PI_RULES_CACHE=off": ("find . -type f | wc -l", None),
                 "fresh report, warm cache": ("find . -type f | wc -l", 1.5),
                 "fresh report, no cache": ("find . -type f | wc -l", 2.5),
                 "fresh report, PI_RULES_CACHE=off": ("find . -type f | wc -l", None),
             })
     finally:
+        _stop_servers()
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -75,6 +75,10 @@ class Engine:
         """Scan roots whose exists scan overran a deadline (never scanned again here)."""
         return tuple(self._overran)
 
+    def forget_overran(self) -> None:
+        """A resident process's next session starts with none (rules_hosts.hook_server)."""
+        self._overran.clear()
+
     def remember_overran(self, roots: Sequence[str]) -> None:
         """Roots an earlier process of the same session found too slow to scan."""
         for root in roots:

@@ -69,7 +69,7 @@ def entry_points(group: str, read: Callable[[str], Iterable[Any]], env: Mapping[
         return list(read(group))
     name = hashlib.sha1(json.dumps(["entry-points", sys.executable, sys.path]).encode()).hexdigest() + ".json"
     path = os.path.join(directory, name)
-    signature = _installed_signature()
+    signature = installed_signature()
     document = read_json(path)
     groups = _kept_groups(document, signature)
     if groups is not None and group in groups:
@@ -81,7 +81,7 @@ def entry_points(group: str, read: Callable[[str], Iterable[Any]], env: Mapping[
     return found
 
 
-def _installed_signature() -> str:
+def installed_signature() -> str:
     """Each ``sys.path`` entry's own stat, and each distribution's ``entry_points.txt``."""
     parts: list[object] = [sys.version]
     for entry in sys.path:

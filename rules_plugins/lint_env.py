@@ -36,6 +36,8 @@ KNOWN: Mapping[str, str] = {
     "PI_RULES_LOCK_WAIT_MS": "rules_hosts/claude_code/state.py",
     "PI_RULES_CACHE": "rules_core/persistent.py",
     "PI_RULES_COMMAND": "hosts/pi/index.ts",
+    "PI_RULES_HOOK_SERVER": "rules_hosts/hook_client.py",
+    "PI_RULES_HOOK_SERVER_IDLE": "rules_hosts/hook_server.py",
 }
 # The test suite's own knobs: never suggested, never warned about (a developer running
 # `check` with them set is not wrong).

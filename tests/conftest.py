@@ -1,3 +1,26 @@
 from __future__ import annotations
 
+import glob
+import os
+import shutil
+import signal
+import tempfile
+
 pytest_plugins = ["rules_core.testing"]
+
+# Hook calls are answered in process (each test counts its own work). A test that builds
+# its hook's environment without PI_RULES_* still keeps this run's own runtime folder, so
+# a server it starts lives there, and is stopped when the run ends.
+_RUNTIME = tempfile.mkdtemp(prefix="pi-rules-test-run-")
+os.environ["XDG_RUNTIME_DIR"] = _RUNTIME
+os.environ["PI_RULES_HOOK_SERVER"] = "off"
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    for pid_file in glob.glob(os.path.join(_RUNTIME, "pi-rules", "*.pid")):
+        try:
+            with open(pid_file) as text:
+                os.kill(int(text.read()), signal.SIGTERM)  # the server then removes its socket
+        except (OSError, ValueError):
+            pass
+    shutil.rmtree(_RUNTIME, ignore_errors=True)

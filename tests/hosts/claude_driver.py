@@ -28,7 +28,8 @@ class ClaudeDriver:
         for d in (self.cwd, self.home, self.state):
             d.mkdir()
         subprocess.run(["git", "init", "-q", "-b", "main", str(self.cwd)], check=True)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
+        # PI_RULES_HOOK_SERVER stays: the suite runs the hook in process (tests/conftest.py).
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_") or k == "PI_RULES_HOOK_SERVER"}
         self.env.update(HOME=str(self.home), XDG_STATE_HOME=str(self.state))
 
     def write(self, files: dict[str, str | bytes]) -> None:

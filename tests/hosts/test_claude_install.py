@@ -43,7 +43,9 @@ class Setup:
         self.home = tmp_path / "home"
         self.project.mkdir()
         self.home.mkdir()
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_RULES_", "CLAUDE_", "XDG_"))}
+        kept = ("PI_RULES_HOOK_SERVER", "XDG_RUNTIME_DIR")  # hook calls in process (tests/conftest.py)
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("PI_RULES_", "CLAUDE_", "XDG_")) or k in kept}
         self.env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.home / ".config"),
                         XDG_STATE_HOME=str(self.home / ".state"), XDG_CACHE_HOME=str(self.home / ".cache"))
 

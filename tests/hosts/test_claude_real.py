@@ -9,14 +9,17 @@ per module; each test checks one thing a user relies on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +131,7 @@ class Session:
     result: dict[str, Any]
     payloads: list[dict[str, Any]]
     outside: list[str]  # request lines that tried to leave 127.0.0.1
+    served: int  # hook calls the resident hook server answered (docs/hook-server.md)
 
 
 def _rules() -> dict[str, str]:
@@ -201,8 +205,10 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
         folder.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     make_rules(project, _rules())
-    with FakeMessagesAPI(_script(project)) as api, _ProxyTrap() as trap:
-        env = _claude_env(tmp, api.url, trap.url)
+    # The hook server on, as users run it, in a folder of this test's (short: socket paths).
+    runtime = Path(tempfile.mkdtemp(prefix="cr-", dir="/tmp"))
+    with FakeMessagesAPI(_script(project)) as api, _ProxyTrap() as trap, _servers_stopped(runtime):
+        env = {**_claude_env(tmp, api.url, trap.url), "XDG_RUNTIME_DIR": str(runtime)}
         _install_hooks(project, env, payload_dir)
         done = subprocess.run(
             [binary, "-p", PROMPT, "--output-format", "json", "--model", "claude-sonnet-4-5",
@@ -211,6 +217,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
              "--permission-mode", "acceptEdits", "--allowedTools", "Read,Write", "--strict-mcp-config"],
             cwd=project, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL,
         )
+        log = runtime / "pi-rules" / "server.log"
+        served = log.read_text().count("request ") if log.exists() else 0
     assert done.returncode == 0, f"claude exited {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
     logged = sorted(payload_dir.iterdir(), key=lambda p: int(p.name.split("-")[0]))  # monotonic_ns first
     payloads = [json.loads(p.read_text()) for p in logged]
@@ -219,7 +227,20 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
         Path(dump).write_text(json.dumps({"requests": [r.__dict__ for r in api.requests], "payloads": payloads,
                                           "stdout": done.stdout, "stderr": done.stderr}, indent=1))
     yield Session(project, list(api.requests), [r for r in api.requests if r.is_main],
-                  json.loads(done.stdout), payloads, list(trap.attempts))
+                  json.loads(done.stdout), payloads, list(trap.attempts), served)
+
+
+@contextlib.contextmanager
+def _servers_stopped(runtime: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for pid_file in runtime.glob("pi-rules/*.pid"):
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 # -- reading the recorded conversation ----------------------------------------------------
@@ -254,6 +275,13 @@ def _result_of(request: Request, call_id: str) -> dict[str, Any]:
 
 
 # -- the tests ----------------------------------------------------------------------------
+
+
+def test_the_hook_server_answered_the_calls_after_the_first(session: Session) -> None:
+    """Every check in this file holds with the hook server in the loop, as users run it:
+    the first hook call starts the server and is answered in process; calls made once it
+    listens are answered by it (how many depends on how fast it starts)."""
+    assert 1 <= session.served < len(session.payloads)
 
 
 def test_the_scripted_session_ran_to_its_end(session: Session) -> None:

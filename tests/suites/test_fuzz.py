@@ -435,7 +435,9 @@ INPUTS = st.one_of(JSONISH, st.fixed_dictionaries({}, optional={
 def test_claude_code_hook_takes_any_payload(tmp_path_factory, payload, raw):
     root = tmp_path_factory.mktemp("cc")
     make_rules(root / "project", {".pi/rules/a.md": rule_text("Body.", globs=["src/**"], match="touched")})
-    env = {"HOME": str(root / "home"), "XDG_STATE_HOME": str(root / "state")}
+    # The persistent cache is written where XDG_CACHE_HOME says (when the tree has been
+    # still for a second, so on a loaded machine only): not a file the payload named.
+    env = {"HOME": str(root / "home"), "XDG_STATE_HOME": str(root / "state"), "XDG_CACHE_HOME": str(root / "cache")}
     if isinstance(payload, dict) and payload.get("cwd") == "":
         payload["cwd"] = str(root / "project")
     stdin = io.StringIO(raw if raw is not None else json.dumps(payload))
@@ -448,7 +450,8 @@ def test_claude_code_hook_takes_any_payload(tmp_path_factory, payload, raw):
         answer = json.loads(out.getvalue())
         assert set(answer) == {"hookSpecificOutput"}
     # No payload names a file outside the state directory.
-    written = {p for p in root.rglob("*") if p.is_file()} - set((root / "project").rglob("*"))
+    written = {p for p in root.rglob("*") if p.is_file()} - set((root / "project").rglob("*")) - set(
+        (root / "cache").rglob("*"))
     assert all(str(p).startswith(str(root / "state" / "pi-rules" / "claude-code") + os.sep) for p in written)
 
 
