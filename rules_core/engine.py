@@ -37,7 +37,7 @@ from .why import describe_condition, independent_reason
 from .settings import Settings, SettingsCache
 from .settings_apply import disabled_reason, import_chosen, importer_selection, with_settings
 from .stream_model import StreamSpec
-from .verdicts import combine_verdicts
+from .verdicts import Judgement, combine_verdicts
 
 MUTED_REASON = "muted for this session"
 CUT_REASON = "not judged: the evaluation ran out of time (PI_RULES_DEADLINE_MS)"
@@ -150,13 +150,13 @@ class Engine:
             intents=self.hooks.intents(facts.prompt, live),
             cwd=cwd,
         )
-        verdicts: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        verdicts: dict[str, Judgement] = {}
         unjudged = 0
         # The user's own (global) rules are always judged: their cost is the user's to set,
         # and a repository that spends the deadline must not switch them off.
         for rule in live:
             if expired() and rule.source != "global":  # the rest cannot activate: inactive, and said so once below
-                verdicts[rule.id] = (False, (CUT_REASON,))
+                verdicts[rule.id] = (False, (CUT_REASON,), ())
                 unjudged += 1
             else:
                 verdicts[rule.id] = self._judge(rule, context)
@@ -174,7 +174,7 @@ class Engine:
             if rule.id in excluded:
                 outcomes.append(Outcome(rule, "inactive", (excluded[rule.id],), None, tokens))
                 continue
-            ok, reasons = verdicts[rule.id]
+            ok, reasons, failed = verdicts[rule.id]
             if not ok:
                 status, cause = "inactive", None
             elif rule.load == "on-demand":
@@ -183,7 +183,7 @@ class Engine:
                 status, cause = "active", None
             else:
                 status, cause = "dropped", selection.dropped.get(rule.id, "budget")
-            outcomes.append(Outcome(rule, status, reasons, cause, tokens))  # type: ignore[arg-type]
+            outcomes.append(Outcome(rule, status, reasons, cause, tokens, failed))  # type: ignore[arg-type]
         by_id = {o.rule.id: o for o in outcomes}
         active = tuple(by_id[r.id] for r in selection.active)
         on_demand = tuple(by_id[r.id] for r in selection.on_demand)
@@ -263,11 +263,11 @@ class Engine:
         except Exception:
             return ()
 
-    def _judge(self, rule: Rule, context: MatchContext) -> tuple[bool, tuple[str, ...]]:
+    def _judge(self, rule: Rule, context: MatchContext) -> Judgement:
         if rule.inactive_reason is not None:
-            return False, (rule.inactive_reason,)
+            return False, (rule.inactive_reason,), ()
         if rule.always_apply:
-            return True, ()
+            return True, (), ()
         verdicts = self.hooks.match(rule, context)
         return combine_verdicts(rule, verdicts)
 

@@ -347,6 +347,9 @@ class Outcome:
     reasons: tuple[str, ...] = ()
     cause: str | None = None
     tokens: int = 0
+    # The conditions (``globs``, ``tools``, ``model``, …) an inactive rule failed; empty
+    # when something else made it inactive (a mute, a setting, the deadline).
+    failed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

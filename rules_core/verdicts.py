@@ -8,7 +8,11 @@ from typing import Sequence
 from .model import Rule, Verdict
 
 
-def combine_verdicts(rule: Rule, verdicts: Sequence[Verdict]) -> tuple[bool, tuple[str, ...]]:
+Judgement = tuple[bool, tuple[str, ...], tuple[str, ...]]
+"""Whether a rule matched, the reasons, and the conditions it failed (``Outcome.failed``)."""
+
+
+def combine_verdicts(rule: Rule, verdicts: Sequence[Verdict]) -> Judgement:
     """AND the matchers' verdicts; a declared condition nobody judged fails."""
     applicable = [v for v in verdicts if v.ok is not None]
     judged = {v.condition for v in applicable}
@@ -17,5 +21,6 @@ def combine_verdicts(rule: Rule, verdicts: Sequence[Verdict]) -> tuple[bool, tup
     if failed or unjudged:
         reasons = [r for v in failed for r in v.reasons]
         reasons += [f"no plugin judges {c!r} (is its matcher plugin blocked?)" for c in unjudged]
-        return False, tuple(reasons)
-    return True, tuple(r for v in applicable for r in v.reasons)
+        conditions = dict.fromkeys([*(v.condition for v in failed), *unjudged])
+        return False, tuple(reasons), tuple(conditions)
+    return True, tuple(r for v in applicable for r in v.reasons), ()

@@ -17,8 +17,8 @@ from rules_core.model import Evaluation, Outcome
 
 from . import attach
 
-# The matcher's wording for a failed ``tools`` condition (rules_plugins/match_tools.py).
-_TOOLS_MISMATCH = "tools mismatch"
+# The condition a prompt can never satisfy: the tool fact is the tool event's own.
+_TOOLS = "tools"
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,7 @@ def _stopped_lines(
 def _event_bound(outcome: Outcome) -> bool:
     """Failed only on the tool fact, which a prompt never has (it is the tool event's own):
     the rule still applies at the next call of its tool, so nothing is withdrawn."""
-    reasons = outcome.reasons
-    return (
-        outcome.status == "inactive" and bool(outcome.rule.tools) and bool(reasons)
-        and all(r.startswith(_TOOLS_MISMATCH) for r in reasons)
-    )
+    return outcome.status == "inactive" and outcome.failed == (_TOOLS,)
 
 
 def _why_not(outcome: Outcome | None) -> str:

@@ -198,6 +198,22 @@ def test_blocked_matcher_fails_the_condition_visibly(rule_project):
     o = engine.evaluate(rule_project.facts(tools=["edit"])).outcomes[0]
     assert o.status == "inactive"
     assert o.reasons == ("no plugin judges 'tools' (is its matcher plugin blocked?)",)
+    assert o.failed == ("tools",)
+
+
+@pytest.mark.parametrize(("facts", "failed"), [
+    ({"touched": ["src/a.ts"], "tools": ["edit"]}, ()),
+    ({"touched": ["src/a.ts"], "tools": ["bash"]}, ("tools",)),
+    ({"touched": ["README.md"], "tools": ["edit"]}, ("globs",)),
+    ({"touched": ["README.md"], "tools": ["bash"]}, ("globs", "tools")),
+])
+def test_an_outcome_names_the_conditions_it_failed(rule_project, facts, failed):
+    """What hosts decide on (a prompt cannot satisfy `tools`), never the reasons' wording."""
+    setup(rule_project, globs=["src/**/*.ts"], match="touched", tools=["edit"])
+    o = outcome(rule_project, **facts)
+    assert (o.status, tuple(sorted(o.failed))) == ("active" if not failed else "inactive", failed)
+    muted = rule_project.engine().evaluate(rule_project.facts(mutes=["r"], **facts)).outcomes[0]
+    assert muted.failed == ()
 
 
 def test_exists_scan_is_cached_until_invalidated(rule_project):
