@@ -48,14 +48,17 @@ def _project(tmp_path: Path) -> Path:
     return cwd
 
 
-def _report(tmp_path: Path, cwd: Path) -> tuple[str, dict[str, Any]]:
+def _run(tmp_path: Path, cwd: Path, args: list[str], stdin: str = "") -> tuple[str, dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
     env.update({"PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home"),
                 "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")})
-    args = ["--cwd", str(cwd), "report", "--no-branch", "--touched", "src/app.ts"]
-    done = subprocess.run([sys.executable, "-c", DRIVER, *args], env=env, cwd=cwd, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", DRIVER, *args], env=env, cwd=cwd, input=stdin,
+                          capture_output=True, text=True, check=True)
     return done.stdout, json.loads(done.stderr.splitlines()[-1])
+
+
+def _report(tmp_path: Path, cwd: Path) -> tuple[str, dict[str, Any]]:
+    return _run(tmp_path, cwd, ["--cwd", str(cwd), "report", "--no-branch", "--touched", "src/app.ts"])
 
 
 def _statuses(report: str) -> dict[str, str]:
@@ -83,3 +86,19 @@ def test_a_settings_file_still_loads_toml_and_applies(tmp_path):
 
     assert "tomllib" in run["modules"]
     assert _statuses(output) == {"ts": "active", "always": "inactive"}
+
+
+def test_a_claude_code_read_hook_loads_no_stream_watcher(tmp_path):
+    cwd = _project(tmp_path)
+    session = {"session_id": "imports", "cwd": str(cwd)}
+    start = {**session, "hook_event_name": "SessionStart", "source": "startup"}
+    read = {**session, "hook_event_name": "PostToolUse", "tool_name": "Read",
+            "tool_input": {"file_path": str(cwd / "src/app.ts")}, "tool_response": {}}
+    _run(tmp_path, cwd, ["hook", "claude-code"], json.dumps(start))
+    first, _ = _run(tmp_path, cwd, ["hook", "claude-code"], json.dumps(read))
+
+    output, run = _run(tmp_path, cwd, ["hook", "claude-code"], json.dumps(read))
+
+    assert output == first and run["code"] == 0 and "rules_hosts.session" in run["modules"]
+    assert sorted({"rules_core.stream", "rules_core.stream_buffer", "rules_core.stream_plan", "regex", "tomllib",
+                   "importlib_metadata", "importlib.metadata"} & set(run["modules"])) == []
