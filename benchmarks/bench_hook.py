@@ -12,7 +12,8 @@ cache (the cache directory removed before each run, so it is written again) and 
 plugin manager and the call itself. Two trees: a 3,000-file
 repository built here (30 modules x 10 folders, 24 rules, 40% of them ``exists``), and the
 100,000-file monorepo of ``bench_monorepo.py`` (``--keep DIR`` builds it once, reused).
-Every figure is printed with its ratio to a baseline of the same run and the target.
+Every figure is printed, wall and CPU time, with its ratio to a baseline of the same run
+and the target (targets are on wall time).
 ``--against COMMIT`` also times the floor, the warm hook and the warm report of an earlier
 commit (exported with ``git archive``), interleaved with this checkout's in the same runs.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -74,17 +76,25 @@ def build_mono(keep: Path | None) -> tuple[Path, Path, Path]:
     return base / "mono" / "ws", base / "home", base
 
 
-def _median(repeat: int, actions: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """Median seconds per action; runs interleaved (a, b, c, a, b, c …) after one warm-up."""
-    times: dict[str, list[float]] = {name: [] for name in actions}
+def _median(repeat: int, actions: dict[str, Callable[[], object]]) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds per action; runs interleaved (a, b, c, a, b, c …) after one
+    warm-up. CPU is user + system time of the child processes: other work on a shared
+    machine inflates it far less than wall time."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in actions}
     for action in actions.values():
         action()
     for _ in range(repeat):
         for name, action in actions.items():
-            start = time.perf_counter()
+            cpu, start = _children_cpu(), time.perf_counter()
             action()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+            times[name].append((time.perf_counter() - start, _children_cpu() - cpu))
+    return {name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+            for name, values in times.items()}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _run(command: list[str] | str, cwd: Path, env: dict[str, str], stdin: bytes | None = None) -> None:
@@ -93,7 +103,7 @@ def _run(command: list[str] | str, cwd: Path, env: dict[str, str], stdin: bytes 
 
 
 def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int,
-            against: Path | None = None) -> dict[str, float]:
+            against: Path | None = None) -> dict[str, tuple[float, float]]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
                 "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache")})
@@ -174,14 +184,14 @@ def _export(commit: str, folder: Path) -> Path:
     return folder
 
 
-def show(title: str, figures: dict[str, float], targets: dict[str, tuple[str, float | None]]) -> None:
+def show(title: str, figures: dict[str, tuple[float, float]], targets: dict[str, tuple[str, float | None]]) -> None:
     print(f"\n{title}")
-    for name, seconds in figures.items():
-        line = f"  {name:<38} {seconds * 1000:8.1f} ms"
+    for name, (seconds, cpu) in figures.items():
+        line = f"  {name:<40} {seconds * 1000:8.1f} ms  cpu {cpu * 1000:7.1f} ms"
         if name in targets:
             baseline, limit = targets[name]
-            ratio = seconds / figures[baseline]
-            line += f"   = {ratio:5.2f}x {baseline}"
+            ratio = seconds / figures[baseline][0]
+            line += f"   = {ratio:5.2f}x (cpu {cpu / figures[baseline][1]:5.2f}x) {baseline}"
             if limit is not None:
                 line += f" (target <= {limit}x: {'meets' if ratio <= limit else 'MISSES'})"
         print(line)
