@@ -14,7 +14,10 @@ cache (the cache directory removed before each run, so it is written again) and 
 plugin manager and the call itself. Two trees: a 3,000-file
 repository built here (30 modules x 10 folders, 24 rules, 40% of them ``exists``), and the
 100,000-file monorepo of ``bench_monorepo.py`` (``--keep DIR`` builds it once, reused).
-Every figure is printed with its ratio to a baseline of the same run and the target.
+Every figure is printed, wall and CPU time, with its ratio to a baseline of the same run
+and the target (targets are on wall time).
+``--against COMMIT`` also times the floor, the warm hook and the warm report of an earlier
+commit (exported with ``git archive``), interleaved with this checkout's in the same runs.
 
 Bytecode is cached (``PYTHONPYCACHEPREFIX`` under the tree's folder) as in an installed
 copy: a source checkout run with ``PYTHONDONTWRITEBYTECODE`` recompiles every module on
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -75,17 +79,25 @@ def build_mono(keep: Path | None) -> tuple[Path, Path, Path]:
     return base / "mono" / "ws", base / "home", base
 
 
-def _median(repeat: int, actions: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """Median seconds per action; runs interleaved (a, b, c, a, b, c …) after one warm-up."""
-    times: dict[str, list[float]] = {name: [] for name in actions}
+def _median(repeat: int, actions: dict[str, Callable[[], object]]) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds per action; runs interleaved (a, b, c, a, b, c …) after one
+    warm-up. CPU is user + system time of the child processes: other work on a shared
+    machine inflates it far less than wall time."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in actions}
     for action in actions.values():
         action()
     for _ in range(repeat):
         for name, action in actions.items():
-            start = time.perf_counter()
+            cpu, start = _children_cpu(), time.perf_counter()
             action()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+            times[name].append((time.perf_counter() - start, _children_cpu() - cpu))
+    return {name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+            for name, values in times.items()}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _run(command: list[str] | str, cwd: Path, env: dict[str, str], stdin: bytes | None = None) -> None:
@@ -93,7 +105,8 @@ def _run(command: list[str] | str, cwd: Path, env: dict[str, str], stdin: bytes 
                    shell=isinstance(command, str))
 
 
-def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int) -> dict[str, float]:
+def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int,
+            against: Path | None = None) -> dict[str, tuple[float, float]]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
                 "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache")})
@@ -110,17 +123,28 @@ def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int) ->
                        "tool_input": {"file_path": str(tree / touched)}, "tool_response": {}}).encode()
     _run(hook, tree, env, start)  # the session's state file exists from here on
     _start_server(hook, tree, served_env, post)
-    for name, seconds in phases(tree, home, scratch, post, repeat).items():
-        print(f"  phase: {name:<31} {seconds * 1000:8.1f} ms")
+    for root in (ROOT, against) if against else (ROOT,):
+        for name, seconds in phases(tree, home, scratch, post, repeat, root).items():
+            print(f"  phase: {name:<31} {seconds * 1000:8.1f} ms" + ("" if root == ROOT else "  (against)"))
 
     def cold_report() -> None:
         shutil.rmtree(scratch / "cold-cache", ignore_errors=True)
         _run(report, tree, cold_env)
 
     # The floor under every call: import the CLI and the engine, load every plugin.
-    floor = [*python, "-c", "import os, rules_hosts.cli_app; from rules_hosts.config_cmd import configured_engine as c; "
+    # (cli_app is the CLI app since the hook server; --against may time a commit before it.)
+    floor = [*python, "-c", "import os, contextlib, rules_hosts.cli\n"
+             "with contextlib.suppress(ImportError): import rules_hosts.cli_app\n"
+             "from rules_hosts.config_cmd import configured_engine as c\n"
              "c('.', True, (), ('hook', 'claude-code'), os.environ)"]
+    old_env = {**env, "PYTHONPATH": str(against)}
+    earlier: dict[str, Callable[[], object]] = {
+        "imports + plugin manager only (against)": lambda: _run(floor, tree, old_env),
+        "PostToolUse hook, in process, warm cache (against)": lambda: _run(hook, tree, old_env, post),
+        "fresh report, warm cache (against)": lambda: _run(report, tree, old_env),
+    } if against else {}
     return _median(repeat, {
+        **earlier,
         "python -c pass": lambda: _run([*python, "-c", "pass"], tree, env),
         "imports + plugin manager only": lambda: _run(floor, tree, env),
         "find . -type f | wc -l": lambda: _run("find . -type f | wc -l", tree, env),
@@ -177,10 +201,10 @@ print(json.dumps({"imports": imported - start, "plugin manager": made - imported
 """
 
 
-def phases(tree: Path, home: Path, scratch: Path, post: bytes, repeat: int) -> dict[str, float]:
+def phases(tree: Path, home: Path, scratch: Path, post: bytes, repeat: int, root: Path = ROOT) -> dict[str, float]:
     """Where a warm hook call's time goes, in process (median of ``repeat``)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
+    env.update({"HOME": str(home), "PYTHONPATH": str(root), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
                 "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache")})
     runs = []
     for _ in range(repeat):
@@ -191,14 +215,22 @@ def phases(tree: Path, home: Path, scratch: Path, post: bytes, repeat: int) -> d
     return {name: statistics.median(r[name] for r in runs) for name in ("imports", "plugin manager", "the call")}
 
 
-def show(title: str, figures: dict[str, float], targets: dict[str, tuple[str, float | None]]) -> None:
+def _export(commit: str, folder: Path) -> Path:
+    """The commit's files only (``git archive``): no worktree to clean up."""
+    folder.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def show(title: str, figures: dict[str, tuple[float, float]], targets: dict[str, tuple[str, float | None]]) -> None:
     print(f"\n{title}")
-    for name, seconds in figures.items():
-        line = f"  {name:<48} {seconds * 1000:8.1f} ms"
+    for name, (seconds, cpu) in figures.items():
+        line = f"  {name:<48} {seconds * 1000:8.1f} ms  cpu {cpu * 1000:7.1f} ms"
         if name in targets:
             baseline, limit = targets[name]
-            ratio = seconds / figures[baseline]
-            line += f"   = {ratio:5.2f}x {baseline}"
+            ratio = seconds / figures[baseline][0]
+            line += f"   = {ratio:5.2f}x (cpu {cpu / figures[baseline][1]:5.2f}x) {baseline}"
             if limit is not None:
                 line += f" (target <= {limit}x: {'meets' if ratio <= limit else 'MISSES'})"
         print(line)
@@ -209,14 +241,17 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build (or reuse) the 100k-file monorepo here")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--no-monorepo", action="store_true", help="time the 3k-file repository only")
+    parser.add_argument("--against", metavar="COMMIT", help="also time this earlier commit in the same runs")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-hook-"))
     try:
+        against = _export(args.against, scratch / "against") if args.against else None
         small, small_home = build_small(scratch)
         time.sleep(1.1)  # paths changed within the last second are never cached ("racy")
         touched = "src/m1/d1/f31.tsx"
-        figures = measure(small, small_home, scratch / "s", touched, args.repeat)
+        figures = measure(small, small_home, scratch / "s", touched, args.repeat, against)
         show(f"3,000-file repository ({small})", figures, {
+            **{name: ("python -c pass", None) for name in figures if name.endswith("(against)")},
             "imports + plugin manager only": ("python -c pass", None),
             "PostToolUse hook, hook server": ("python -c pass", 4.0),
             "PostToolUse hook, in process, warm cache": ("python -c pass", None),
@@ -226,8 +261,9 @@ def main() -> None:
         if not args.no_monorepo:
             ws, home, base = build_mono(args.keep)
             touched = next(str(p.relative_to(ws)) for p in (ws / "packages/pkg03/src").rglob("f*.ts"))
-            figures = measure(ws, home, scratch / "m", touched, max(3, args.repeat // 2))
+            figures = measure(ws, home, scratch / "m", touched, max(3, args.repeat // 2), against)
             show(f"100,000-file monorepo ({base})", figures, {
+                **{name: ("find . -type f | wc -l", None) for name in figures if name.endswith("(against)")},
                 "imports + plugin manager only": ("find . -type f | wc -l", None),
                 "PostToolUse hook, hook server": ("find . -type f | wc -l", 1.0),
                 "PostToolUse hook, in process, warm cache": ("find . -type f | wc -l", None),

@@ -10,6 +10,7 @@ import functools
 import importlib
 import os
 import sys
+import types
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
@@ -110,6 +111,13 @@ class _Fault:
 FAULT = _Fault()
 
 
+_ABSENT = object()
+# What pluggy accepts as a hook implementation (pluggy._manager._static_hook_attr).
+_HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
+# Names the module type itself (or `object`) defines: their static look-up may be the type's.
+_MODULE_TYPE_NAMES = frozenset(dir(types.ModuleType))
+
+
 class RulesPluginManager(pluggy.PluginManager):
     """A pluggy manager that remembers which distribution each plugin came from and
     contains faults: every implementation is wrapped at registration so that, under the
@@ -119,6 +127,22 @@ class RulesPluginManager(pluggy.PluginManager):
     def __init__(self) -> None:
         super().__init__(hookspecs.PROJECT_NAME)
         self.origins: dict[str, str] = {}
+        self._marker = f"{hookspecs.PROJECT_NAME}_impl"  # where pluggy's HookimplMarker keeps its options
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        # pluggy looks up every attribute of every plugin with `inspect.getattr_static`
+        # (~1,500 per manager, most of the cost of making one). For a plain module that
+        # lookup of a name the module type does not define is its `__dict__` entry, so a
+        # value that cannot be a marked hook (a class, a constant, an imported module, an
+        # unmarked function) is turned away here with the answer pluggy would give;
+        # anything else, and every plugin that is not a plain module, takes pluggy's path.
+        if type(plugin) is types.ModuleType and name not in _MODULE_TYPE_NAMES:
+            value = plugin.__dict__.get(name, _ABSENT)
+            if value is not _ABSENT and not isinstance(value, _HOOKABLE):
+                return None
+            if type(value) is types.FunctionType and self._marker not in value.__dict__:
+                return None
+        return super().parse_hookimpl_opts(plugin, name)
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         registered = super().register(plugin, name)

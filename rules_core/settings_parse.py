@@ -6,7 +6,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
@@ -63,6 +62,8 @@ class SettingsFile:
 def parse_settings(text: str, path: str, shown: str = "", level: str = "project") -> SettingsFile:
     """Validate one file's text. Never raises: what is wrong becomes errors, and only the
     valid values are kept."""
+    import tomllib  # only when a settings file exists: most projects have none
+
     try:
         data = tomllib.loads(text)
     except Exception as exc:  # TOMLDecodeError, and RecursionError on absurd nesting

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping
 
 from rules_core.engine import Engine
 from rules_core.lookup import normalize_touched
 from rules_core.model import Facts
-from rules_core.stream import NOTHING, StreamResult, StreamWatcher, globs_gate
 from rules_core.stream_budget import MAX_OFF, budget_from_env
+from rules_core.stream_model import NOTHING, StreamResult
+
+if TYPE_CHECKING:
+    from rules_core.stream import StreamWatcher
 
 # A per-process host's journal record: rules switched off as too slow, id -> fingerprint.
 STREAM_OFF_TYPE = "pi-rules/stream-off"
@@ -108,6 +111,9 @@ class SessionStream:
 
     def _new_watcher(self) -> StreamWatcher:
         if self._watcher is None:
+            # Loaded here: most events of a hook process (a read, a prompt) watch no stream.
+            from rules_core.stream import StreamWatcher, globs_gate
+
             self._watcher = StreamWatcher(
                 gate=globs_gate(self._cwd), render=self._engine.hooks.render, budget=budget_from_env(self._engine.env)
             )

@@ -23,7 +23,7 @@ from rules_core.containment import Containment, Unresolved
 from rules_core.model import (
     DiscoveryContext, ImporterInfo, MatchContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey, Verdict,
 )
-from rules_core.stream import SEARCH_SECONDS
+from rules_core.stream_budget import SEARCH_SECONDS
 from rules_plugins._stream_grammar import compile_condition
 
 from ._lenient import (
