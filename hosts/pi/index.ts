@@ -3,27 +3,20 @@
 // translates. Persistence is Pi's own: touched-path entries go into the Pi session with
 // pi.appendEntry and come back from ctx.sessionManager.getBranch() on start and /tree.
 // The model's streamed output goes to the stream watcher (docs/stream.md) without ever
-// holding up Pi's event queue: see StreamPump below. See docs/protocol.md for every method.
+// holding up Pi's event queue: see StreamPump (stream.ts). The `pi-rules serve` child is
+// RulesServer (server.ts). See docs/protocol.md for every method.
 
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { createInterface } from "node:readline";
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "typebox";
+import { hostTrust, RulesServer, untrustedNotice, type Json } from "./server.ts";
+import { pathOf, StreamPump, type StreamOp, type StreamResult } from "./stream.ts";
 
 const SECTION_KEY = "pi-rules-md";
 const INTERRUPT_TYPE = "pi-rules-md/interrupt"; // custom message types (shown, sent to the model)
 const REMINDER_TYPE = "pi-rules-md/reminder";
-const COMMAND = process.env.PI_RULES_COMMAND ?? "pi-rules";
-const CALL_TIMEOUT_MS = 15_000; // a server slower than this is taken for hung: rules off
-const MAX_BATCH = 65_536; // characters per stream_delta: far below the server's 1 MiB line limit
-const DRAIN_TIMEOUT_MS = 5_000; // longest wait for the watcher before a tool runs
 const IDLE_POLL_MS = 50; // after an abort: how often to look whether Pi is idle again,
 const IDLE_POLLS = 200; // and for how long (10 s) before queueing the interrupt instead
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
-type Response = { id?: unknown; result?: unknown; error?: { message?: unknown } };
 
 // The answers this file reads (docs/protocol.md); the server's JSON is trusted to match.
 type Capture = { entry: { customType: string; data: Json } | null };
@@ -31,213 +24,6 @@ type ToolResultEffect = { content: (TextContent | ImageContent)[] | null };
 type Turn = { action: "patch" | "remove" | "keep" | "none"; section: string | null; status: string | null };
 type Text = { text: string };
 type RuleTool = { name: string; description: string; parameters: TSchema };
-type TrustStatus = { trusted: boolean; root: string; decided_by: string; project_rules: boolean; hint: string };
-
-// Pi 0.73.1 has no trust decision of its own; a later Pi may add ctx.isProjectTrusted().
-type TrustAware = { isProjectTrusted?: () => boolean };
-const hostTrust = (ctx: ExtensionContext): boolean | undefined => {
-  const decide = (ctx as ExtensionContext & TrustAware).isProjectTrusted;
-  try {
-    return typeof decide === "function" ? Boolean(decide.call(ctx)) : undefined;
-  } catch {
-    return false; // Pi has a decision but could not give it: read no project rules
-  }
-};
-// Pi's decision when it gives one; else the user's own trust store (`pi-rules trust`).
-const trustArgs = (trusted: boolean | undefined): string[] =>
-  trusted === undefined ? ["--trust-store"] : trusted ? [] : ["--untrusted"];
-
-class RulesServer {
-  private child: ChildProcessWithoutNullStreams;
-  private nextId = 1;
-  private pending = new Map<number, Pending>();
-  private failed: Error | undefined;
-
-  constructor(cwd: string, trusted: boolean | undefined) {
-    const args = ["--cwd", cwd, ...trustArgs(trusted), "serve"];
-    this.child = spawn(COMMAND, args, { stdio: ["pipe", "pipe", "pipe"] });
-    createInterface({ input: this.child.stdout }).on("line", (line) => this.answer(line));
-    this.child.stderr.on("data", () => {}); // diagnostics only; never block on a full pipe
-    this.child.on("error", (error) => this.fail(error)); // e.g. `pi-rules` not on PATH
-    this.child.stdin.on("error", (error) => this.fail(error)); // EPIPE: never an uncaught error
-    this.child.on("exit", () => this.fail(new Error("pi-rules serve exited")));
-  }
-
-  // Requests are answered in order, one line each; ids only pair them up. A dead or hung
-  // server rejects (at once, or after CALL_TIMEOUT_MS): no event waits for it for ever.
-  call<T>(method: string, params: { [key: string]: unknown } = {}): Promise<T> {
-    if (this.failed) return Promise.reject(this.failed);
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.fail(new Error(`pi-rules serve: no answer to ${method} within ${CALL_TIMEOUT_MS} ms`));
-        this.child.kill(); // our own child, hung: rules stay off until the next session
-      }, CALL_TIMEOUT_MS);
-      timer.unref();
-      const settle = () => clearTimeout(timer);
-      this.pending.set(id, {
-        resolve: (value) => (settle(), resolve(value as T)),
-        reject: (error) => (settle(), reject(error)),
-      });
-      this.child.stdin.write(JSON.stringify({ id, method, params }) + "\n");
-    });
-  }
-
-  private fail(error: Error): void {
-    this.failed ??= error;
-    for (const waiter of this.pending.values()) waiter.reject(error);
-    this.pending.clear();
-  }
-
-  close(): void {
-    this.child.stdin.end(); // EOF: the server exits 0
-  }
-
-  private answer(line: string): void {
-    let response: Response;
-    try {
-      response = JSON.parse(line) as Response;
-    } catch {
-      return;
-    }
-    if (typeof response !== "object" || response === null || typeof response.id !== "number") return;
-    const waiter = this.pending.get(response.id);
-    if (!waiter) return;
-    this.pending.delete(response.id);
-    if (response.error) waiter.reject(new Error(`pi-rules: ${String(response.error.message)}`));
-    else waiter.resolve(response.result);
-  }
-}
-
-// ---- stream rules -------------------------------------------------------------------
-
-type Source = "text" | "thinking" | "tool";
-type StreamResult = { fired: Json[]; interrupt: boolean; block: string };
-// `run` is the agent run (agent_start .. agent_end) the output belongs to.
-type StreamOp =
-  | { kind: "turn"; run: number }
-  | { kind: "delta"; run: number; source: Source; text: string; tool: string | null; callId: string | null; path: string | null }
-  | { kind: "end"; run: number; source: Source; tool: string | null; callId: string | null; path: string | null };
-
-const sameStream = (a: StreamOp, b: StreamOp): boolean =>
-  a.kind !== "turn" && b.kind !== "turn" && a.run === b.run && a.source === b.source && a.tool === b.tool && a.callId === b.callId;
-
-// The file path a tool call names, once its partially parsed arguments hold one.
-const pathOf = (args: unknown): string | null => {
-  const path = (args as { path?: unknown } | null | undefined)?.path;
-  return typeof path === "string" && path ? path : null;
-};
-
-// Cut text into pieces of at most MAX_BATCH characters, never inside a surrogate pair.
-const pieces = (text: string): string[] => {
-  const out: string[] = [];
-  let start = 0;
-  while (text.length - start > MAX_BATCH) {
-    let end = start + MAX_BATCH;
-    const last = text.charCodeAt(end - 1);
-    if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-    out.push(text.slice(start, end));
-    start = end;
-  }
-  out.push(text.slice(start));
-  return out;
-};
-
-// Forwards stream events to the server with at most one request in flight. Deltas that
-// arrive while a request is in flight are coalesced into the queued delta of the same
-// stream (same source, tool and call id), so a burst of N small deltas costs about two
-// round trips instead of N, and no text is lost: the watcher's matches do not depend on
-// how the text is split (docs/stream.md). Pi's own event queue never waits for it; the
-// places that must see every answer first (a tool call about to run, a new agent run)
-// call drain().
-class StreamPump {
-  private queue: StreamOp[] = [];
-  private busy = false;
-  private idle: Promise<void> = Promise.resolve();
-  private watching = true; // false while stream_turn says no stream rule is armed
-  private off = false; // after a failure: stream rules stay off until the next session
-
-  constructor(
-    private server: () => RulesServer | undefined,
-    private onResult: (op: StreamOp, result: StreamResult) => void,
-  ) {}
-
-  push(op: StreamOp): void {
-    if (this.off) return;
-    if (op.kind === "delta") {
-      if (!op.text) return;
-      const last = this.queue[this.queue.length - 1];
-      if (last?.kind === "delta" && sameStream(last, op) && last.text.length + op.text.length <= MAX_BATCH) {
-        last.text += op.text; // not sent yet: merged, in order
-        last.path = op.path ?? last.path;
-      } else {
-        for (const text of pieces(op.text)) this.queue.push({ ...op, text });
-      }
-    } else {
-      this.queue.push(op);
-    }
-    if (!this.busy) this.idle = this.run();
-  }
-
-  // Resolves once every queued op is answered (or after DRAIN_TIMEOUT_MS; a watcher that
-  // slow is switched off for the session rather than stall every tool call). Never rejects.
-  async drain(): Promise<void> {
-    if (!this.busy) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<"late">((resolve) => {
-      timer = setTimeout(() => resolve("late"), DRAIN_TIMEOUT_MS);
-    });
-    const outcome = await Promise.race([this.idle.then(() => "done" as const), late]);
-    clearTimeout(timer);
-    if (outcome === "late") this.stop(`pi-rules: no stream answer within ${DRAIN_TIMEOUT_MS} ms; stream rules off`);
-  }
-
-  stop(reason?: string): void {
-    if (reason && !this.off) console.error(reason);
-    this.off = true;
-    this.queue = [];
-  }
-
-  private async run(): Promise<void> {
-    this.busy = true; // set before the first await: push() never starts a second loop
-    try {
-      while (this.queue.length > 0 && !this.off) {
-        const op = this.queue.shift()!;
-        const server = this.server();
-        if (!server) continue;
-        if (op.kind === "turn") {
-          const turn = await server.call<{ watching: string[] }>("stream_turn");
-          this.watching = (turn?.watching?.length ?? 1) > 0;
-          continue;
-        }
-        if (!this.watching) continue; // nothing can fire this turn: skip the round trip
-        const target = { source: op.source, tool: op.tool, call_id: op.callId, path: op.path };
-        const result =
-          op.kind === "delta"
-            ? await server.call<StreamResult>("stream_delta", { ...target, text: op.text })
-            : await server.call<StreamResult>("stream_end", target);
-        if (result && !this.off) this.onResult(op, result); // stopped meanwhile: a stale answer
-      }
-    } catch (error) {
-      // A server without stream methods, or a dead one: say it once, keep the agent going.
-      this.stop(`${String(error)} (stream rules off for this session)`);
-    } finally {
-      this.busy = false;
-    }
-  }
-}
-
-// The one line a user sees when the project has rules but is not trusted, else undefined.
-// A server without trust_status (an older pi-rules) means: nothing to tell.
-const untrustedNotice = async (server: RulesServer): Promise<string | undefined> => {
-  try {
-    const status = await server.call<TrustStatus>("trust_status");
-    if (status.trusted || !status.project_rules) return undefined;
-    return `pi-rules: this project has rules but is not trusted; run: ${status.hint}`;
-  } catch {
-    return undefined;
-  }
-};
 
 export default function (pi: ExtensionAPI) {
   let server: RulesServer | undefined;
