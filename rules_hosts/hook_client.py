@@ -36,6 +36,7 @@ _READY_TIMEOUT = 3.0  # a server still busy with other calls: answer this one in
 # evaluation deadline; this stays below the 30 s hook timeout --install writes.
 _ANSWER_TIMEOUT = 25.0
 _MAX_FOLDER = 64  # a socket's whole path must fit sockaddr_un's 108 bytes
+_MAX_LOG = 1024 * 1024
 _LONE_OPTIONS = ("--untrusted", "--trust-store")
 
 
@@ -213,8 +214,11 @@ def _start_server(directory: str, path: str) -> None:
     """A detached server for the next call; it decides itself whether one already runs."""
     import subprocess  # only when starting one
 
+    log_path = os.path.join(directory, "server.log")
     try:
-        with open(os.path.join(directory, "server.log"), "ab") as log:
+        # One short line per answered call: started afresh past 1 MiB, so it never grows unbounded.
+        mode = "wb" if os.path.isfile(log_path) and os.path.getsize(log_path) > _MAX_LOG else "ab"
+        with open(log_path, mode) as log:
             subprocess.Popen(
                 # -P and cwd /: a project folder named rules_hosts must not be what runs.
                 [sys.executable, "-P", "-m", "rules_hosts.hook_server", path], stdin=subprocess.DEVNULL,

@@ -38,6 +38,7 @@ from .hook_client import GO, MAX_HEADER, MAX_REQUEST, READY, hook_words, peer_ui
 IDLE_ENV = "PI_RULES_HOOK_SERVER_IDLE"
 IDLE_SECONDS = 600.0
 _MAX_ENGINES = 8
+_LOG_LINES = 50_000
 _READ_TIMEOUT = 10.0  # a client that stalls mid-request is dropped; no call is run for it
 
 
@@ -114,6 +115,8 @@ class Server:
             cli_app.main(header["argv"], make_engine=self._engine)
         self.requests += 1
         print(f"request {self.requests}", file=sys.__stdout__, flush=True)  # server.log: which calls it answered
+        if self.requests % _LOG_LINES == 0 and sys.__stdout__ is not None:
+            os.ftruncate(sys.__stdout__.fileno(), 0)  # a server busy for days keeps its log small
         return {"stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
 
     def _engine(

@@ -308,3 +308,12 @@ def test_changed_code_stops_the_server_and_the_call_runs_in_process(tmp_path: Pa
         os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert second != first and not _alive(first)
     assert served.served() == 0
+
+
+def test_a_large_server_log_is_started_afresh(served: Served) -> None:
+    served.folder.mkdir(mode=0o700)
+    (served.folder / "server.log").write_bytes(b"x" * (2 * 1024 * 1024))
+    served.start()  # answered in process; starts a server, whose log begins anew
+    served.wait_server()
+    served.prompt("hello")
+    assert served.log() == "request 1\n"
