@@ -62,6 +62,7 @@ class Server:
         self.requests = 0
         self.engines: dict[tuple[Any, ...], tuple[Engine, tuple[str, ...]]] = {}
         self.modules: tuple[str, ...] = ()
+        self.watching_calls = False  # whether the modules the first call imported are watched
         self.fingerprint = ""
 
     def serve(self, listener: socket.socket) -> None:
@@ -104,8 +105,9 @@ class Server:
             conn.sendall(json.dumps(answer).encode("utf-8", "surrogateescape"))
         except (OSError, ValueError):
             pass
-        if self.requests == 1:
+        if self.requests and not self.watching_calls:
             self._remember_code()  # the first call imported what calls need: watch it too
+            self.watching_calls = True
         return True
 
     def _run(self, header: dict[str, Any], data: bytes) -> dict[str, Any]:

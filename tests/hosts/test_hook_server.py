@@ -293,12 +293,16 @@ def test_a_busy_server_never_runs_a_call_the_client_answered_itself(tmp_path: Pa
     assert served.served() == 2  # the two hooks of the Read; the prompt never ran there
 
 
-def test_changed_code_stops_the_server_and_the_call_runs_in_process(tmp_path: Path, served: Served) -> None:
-    import rules_hosts.hook_server as module
+@pytest.mark.parametrize("module", ["rules_hosts.hook_server", "rules_hosts.claude_code.hook"])
+def test_changed_code_stops_the_server_and_the_call_runs_in_process(served: Served, module: str) -> None:
+    """A module the server loaded at start, or for its first call, changed on disk."""
+    import importlib
 
     served.start()
     first = served.wait_server()
-    source = Path(module.__file__)
+    served.prompt("warm")  # the first served call: it loads what calls need
+    assert served.served() == 1
+    source = Path(importlib.import_module(module).__file__ or "")
     before = source.stat()
     try:
         os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
@@ -307,7 +311,7 @@ def test_changed_code_stops_the_server_and_the_call_runs_in_process(tmp_path: Pa
     finally:
         os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert second != first and not _alive(first)
-    assert served.served() == 0
+    assert served.served() == 1  # the changed code's call was answered in process
 
 
 def test_a_large_server_log_is_started_afresh(served: Served) -> None:
