@@ -110,7 +110,7 @@ def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int,
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
                 "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache")})
-    served_env = {**env, "XDG_RUNTIME_DIR": str(_runtime(scratch))}
+    served_env = {**env, "XDG_RUNTIME_DIR": str(_runtime())}
     env["PI_RULES_HOOK_SERVER"] = "off"  # every other row: one whole process per call
     cold_env = {**env, "XDG_CACHE_HOME": str(scratch / "cold-cache")}
     off_env = {**env, "PI_RULES_CACHE": "off"}
@@ -157,7 +157,7 @@ def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int,
     })
 
 
-def _runtime(scratch: Path) -> Path:
+def _runtime() -> Path:
     """A short private runtime folder (a socket path must fit in 108 bytes)."""
     folder = Path(tempfile.mkdtemp(prefix="bh-", dir="/tmp"))
     _RUNTIMES.append(folder)

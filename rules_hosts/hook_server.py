@@ -128,16 +128,20 @@ class Server:
         project, host = os.path.abspath(cwd), host_named(argv)
         environment = hashlib.sha256(json.dumps(sorted(env.items())).encode("utf-8", "surrogateescape")).hexdigest()
         key = (project, trusted, tuple(blocked), host, environment)
+
+        def blocks_of(engine: Engine) -> tuple[str, ...]:
+            return tuple(plugin_blocks(engine.settings(project, trusted), host))
+
         kept = self.engines.pop(key, None)
         if kept is not None:
-            kept[0].options.clear()
-        if kept is not None and tuple(plugin_blocks(kept[0].settings(project, trusted), host)) == kept[1]:
-            engine = kept[0]
-        else:
-            engine = configured_engine(cwd, trusted, blocked, argv, env)
+            kept[0].options.clear()  # the settings are the files' and environment's, not a last call's options
+        if kept is None or blocks_of(kept[0]) != kept[1]:
+            fresh = configured_engine(cwd, trusted, blocked, argv, env)
+            kept = (fresh, blocks_of(fresh))
         while len(self.engines) >= _MAX_ENGINES:
             self.engines.pop(next(iter(self.engines)))  # the least recently used
-        self.engines[key] = (engine, tuple(plugin_blocks(engine.settings(project, trusted), host)))
+        self.engines[key] = kept
+        engine = kept[0]
         # As a fresh process: the tree is checked anew, no earlier session's slow roots.
         engine.invalidate_scans()
         engine.forget_overran()
