@@ -134,8 +134,8 @@ def measure(tree: Path, home: Path, scratch: Path, touched: str, repeat: int,
     # The floor under every call: import the CLI and the engine, load every plugin.
     # (cli_app is the CLI app since the hook server; --against may time a commit before it.)
     floor = [*python, "-c", "import os, contextlib, rules_hosts.cli\n"
-             "with contextlib.suppress(ImportError): import rules_hosts.cli_app\n"
-             "from rules_hosts.config_cmd import configured_engine as c\n"
+             "with contextlib.suppress(ImportError): import rules_hosts.cli.app\n"
+             "from rules_hosts.cli.config import configured_engine as c\n"
              "c('.', True, (), ('hook', 'claude-code'), os.environ)"]
     old_env = {**env, "PYTHONPATH": str(against)}
     earlier: dict[str, Callable[[], object]] = {
@@ -190,7 +190,7 @@ _PHASES = """
 import io, json, os, sys, time
 start = time.perf_counter()
 from rules_hosts.claude_code import hook
-from rules_hosts.config_cmd import configured_engine
+from rules_hosts.cli.config import configured_engine
 imported = time.perf_counter()
 engine = configured_engine(sys.argv[1], True, (), ("hook", "claude-code"), os.environ)
 made = time.perf_counter()

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import best_of, scandir_walk  # noqa: E402
 from rules_core import Engine, Facts  # noqa: E402
-from rules_core.globs import _compile  # noqa: E402
-from rules_core.testing import fresh_manager  # noqa: E402
+from rules_core.globs.matching import _compile  # noqa: E402
+from rules_core.rule_tests.pytest_plugin import fresh_manager  # noqa: E402
 
 EXTS = ["ts", "tsx", "js", "json", "md", "css", "py", "go", "yml", "sql"]
 AREAS = ["src", "src/components", "src/lib", "src/api", "test", "docs", "scripts"]

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rules_core.testing import make_rules, rule_text  # noqa: E402
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text  # noqa: E402
 
 BATCH_SECONDS = 0.01
 

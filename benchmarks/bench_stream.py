@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import best_of  # noqa: E402
 from rules_core import Engine, Facts  # noqa: E402
-from rules_core.stream import StreamWatcher, globs_gate  # noqa: E402
-from rules_core.testing import fresh_manager, make_rules, rule_text  # noqa: E402
+from rules_core.stream.watcher import StreamWatcher, globs_gate  # noqa: E402
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text  # noqa: E402
 
 # Realistic stream-rule conditions: literals, alternations, classes, flags, unbounded tails.
 SHAPES = [

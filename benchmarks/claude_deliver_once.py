@@ -22,9 +22,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rules_core.engine import Engine
-from rules_core.manager import make_plugin_manager
-from rules_core.testing import make_rules, rule_text
+from rules_core.engine.core import Engine
+from rules_core.plugins.manager import make_plugin_manager
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 AREAS = ("api", "web", "db", "cli", "docs", "infra", "auth", "jobs", "mail", "search")
 SID = "bench-deliver-once"

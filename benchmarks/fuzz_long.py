@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from rules_core.globs import MAX_SUBJECT, GlobError, compile_flat, compile_glob  # noqa: E402
+from rules_core.globs.matching import MAX_SUBJECT, GlobError, compile_flat, compile_glob  # noqa: E402
 from test_fuzz import GLOB_ATOMS, GROUP_BODIES, adversarial_subjects  # noqa: E402
 
 SUITES = ["tests/test_fuzz.py", "tests/test_output_safety.py", "tests/test_containment_random.py"]

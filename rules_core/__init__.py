@@ -17,12 +17,12 @@ _EXPORTS = {
     "Reading": "lookup",
     "find_by_id": "lookup",
     "find_by_relative_path": "lookup",
-    "Engine": "engine",
-    "hookimpl": "hookspecs",
-    "PluginLoadError": "manager",
-    "list_plugins": "manager",
-    "make_plugin_manager": "manager",
-    "current_branch": "git",
+    "Engine": "engine.core",
+    "hookimpl": "plugins.hookspecs",
+    "PluginLoadError": "plugins.manager",
+    "list_plugins": "plugins.manager",
+    "make_plugin_manager": "plugins.manager",
+    "current_branch": "discovery.git",
     "parse_max_tokens": "select",
     "LintContext": "lint_context",
     **dict.fromkeys(
@@ -52,12 +52,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .engine import Engine
-    from .git import current_branch
-    from .hookspecs import hookimpl
+    from .engine.core import Engine
+    from .discovery.git import current_branch
+    from .plugins.hookspecs import hookimpl
     from .lint_context import LintContext
     from .lookup import READ_RULE_DESCRIPTION, Reading, find_by_id, find_by_relative_path
-    from .manager import PluginLoadError, list_plugins, make_plugin_manager
+    from .plugins.manager import PluginLoadError, list_plugins, make_plugin_manager
     from .model import (
         Discovery,
         DiscoveryContext,

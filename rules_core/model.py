@@ -122,7 +122,7 @@ class Rule:
     # What the index and ``read_rule`` call this rule: its relative path, or ``rule://<id>``
     # when an earlier rule has the same relative path (that path reaches the earlier one).
     reference: str = ""
-    # Compiled matchers, built once when the rule is parsed (see rules_core.globs).
+    # Compiled matchers, built once when the rule is parsed (see rules_core.globs.matching).
     compiled: Any = field(default=None, compare=False, repr=False)
 
     @property
@@ -249,8 +249,8 @@ class DiscoveryContext:
     ``git_root`` is the enclosing repository's top level (an ancestor-or-self of ``cwd``
     in the same spelling), or ``None`` outside a repository and for untrusted projects.
     Nothing above it may be read. Pass the whole context to
-    ``rules_core.listing.list_rule_files``: its ``listing_cache`` remembers unlistable
-    directories and its ``containment`` (a ``rules_core.containment.Containment``, ``None``
+    ``rules_core.discovery.listing.list_rule_files``: its ``listing_cache`` remembers unlistable
+    directories and its ``containment`` (a ``rules_core.discovery.containment.Containment``, ``None``
     for untrusted projects) keeps project files inside the git root, or cwd without one.
     A source that reads files itself must resolve project paths through ``containment``
     first. ``tree_cache`` is an engine-owned

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = dict.fromkeys(
     ("Capture", "Session", "SessionState", "ToolDefinition", "ToolResultEffect", "Turn",
      "touched_entry", "touched_from_entries"),
-    "session",
+    "session.runtime",
 )
 
 __all__ = sorted(_EXPORTS)
@@ -31,7 +31,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from .session import (
+    from .session.runtime import (
         Capture,
         Session,
         SessionState,

@@ -26,9 +26,9 @@ import stat
 from dataclasses import dataclass
 from typing import Literal
 
-from rules_core.containment import Containment, Unresolved
+from rules_core.discovery.containment import Containment, Unresolved
 from rules_core.model import RuleError
-from rules_core.reading import MAX_RULE_BYTES, read_rule_text
+from rules_core.discovery.reading import MAX_RULE_BYTES, read_rule_text
 
 from ._regions import code_regions, comment_regions, inside_any, strip_html_comments
 

@@ -18,8 +18,8 @@ import stat
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from rules_core.compiled import compile_rule
-from rules_core.listing import list_rule_files
+from rules_core.globs.compiled import compile_rule
+from rules_core.discovery.listing import list_rule_files
 from rules_core.model import (
     ORDER_GLOBAL, ORDER_IMPORTS, DiscoveryContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey,
 )

@@ -6,7 +6,7 @@ one in a folder below the working directory applies to that folder (its rule mat
 touched paths under it and nothing else). Files are listed general → specific: the git
 root's first, cwd's last, then the nested ones shallow first, so the most specific text
 comes last in the section. The nested search is the shared bounded tree walk
-(``rules_core.tree``): gitignore-aware, never through symlinks or hidden folders.
+(``rules_core.discovery.tree``): gitignore-aware, never through symlinks or hidden folders.
 
 Ids name the folder (``acme/AGENTS``, ``acme/packages/api/AGENTS``, ``~/.claude/CLAUDE``)
 and the reference path is relative to the git root (``packages/api/AGENTS.md``), so
@@ -21,7 +21,7 @@ from typing import Sequence
 
 from rules_core.model import DiscoveryContext, ParseResult, RuleError, RuleFile
 from rules_core.paths import ancestors_between
-from rules_core.tree import folders_holding, folders_with_hidden
+from rules_core.discovery.tree import folders_holding, folders_with_hidden
 
 from ._includes import Syntax, expand
 from ._lenient import IMPORTER_RANKS, _group, finish, first_heading, imported_rule, path_kind

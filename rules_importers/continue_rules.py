@@ -18,12 +18,12 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from rules_core import hookimpl
-from rules_core.compiled import EMPTY_GLOBSET
-from rules_core.containment import Containment, Unresolved
+from rules_core.globs.compiled import EMPTY_GLOBSET
+from rules_core.discovery.containment import Containment, Unresolved
 from rules_core.model import (
     DiscoveryContext, ImporterInfo, MatchContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey, Verdict,
 )
-from rules_core.stream_budget import SEARCH_SECONDS
+from rules_core.stream.budget import SEARCH_SECONDS
 from rules_plugins._stream_grammar import compile_condition
 
 from ._lenient import (

@@ -19,7 +19,7 @@ import os
 from typing import Any, Iterable, Mapping
 
 from rules_core import hookimpl
-from rules_core.tree import folders_owning
+from rules_core.discovery.tree import folders_owning
 from rules_core.model import DiscoveryContext, ImporterInfo, ParseResult, RuleError, RuleFile, SchemaKey
 
 from ._lenient import (

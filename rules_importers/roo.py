@@ -17,7 +17,7 @@ import os
 from typing import Mapping
 
 from rules_core import hookimpl
-from rules_core.containment import Unresolved
+from rules_core.discovery.containment import Unresolved
 from rules_core.model import DiscoveryContext, ParseResult, RuleError, RuleFile, SchemaKey
 
 from ._lenient import enabled, enabled_globally

@@ -1,1 +1,1 @@
-"""pi-rules' built-in plugins: each module is one named plugin (see rules_core.manager)."""
+"""pi-rules' built-in plugins: each module is one named plugin (see rules_core.plugins.manager)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rules_core.globs import Glob
+from rules_core.globs.matching import Glob
 from rules_core.model import Verdict
 
 

@@ -12,7 +12,7 @@ import difflib
 import re
 from typing import Any
 
-from rules_core.globs import GlobError, compile_glob
+from rules_core.globs.matching import GlobError, compile_glob
 
 SCOPE_WORDS = ("text", "thinking", "tool", "toolcall")
 INTERRUPT_MODES = ("never", "prose-only", "tool-only", "always")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from rules_core import SchemaKey, hookimpl
-from rules_core.globs import GlobError, compile_flat
+from rules_core.globs.matching import GlobError, compile_flat
 from rules_core.model import Facts, Rule
 
 KEY = "agents"

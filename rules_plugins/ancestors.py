@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from rules_core import hookimpl
-from rules_core.listing import list_rule_files
+from rules_core.discovery.listing import list_rule_files
 from rules_core.model import ORDER_ANCESTORS, DiscoveryContext, RuleError, RuleFile
 from rules_core.paths import ancestors_between
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from rules_core import hookimpl
-from rules_core.listing import list_rule_files
+from rules_core.discovery.listing import list_rule_files
 from rules_core.model import ORDER_GLOBAL, DiscoveryContext, RuleError, RuleFile
 
 from .native import is_markdown

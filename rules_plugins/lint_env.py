@@ -18,26 +18,26 @@ from rules_core.lint_context import LintContext
 from rules_core.model import Discovery, RuleWarning
 from rules_core.deadline import DEFAULT_MS as DEADLINE_DEFAULT_MS
 from rules_core.select import js_parse_int, parse_max_tokens
-from rules_core.stream_budget import DEFAULT_BUDGET_MS
+from rules_core.stream.budget import DEFAULT_BUDGET_MS
 
 CODE = "env-value"
 PREFIX = "PI_RULES_"
 # Every variable pi-rules or a shipped host reads (grep the code for PI_RULES_): where
 # each is read, so a new one is added here in the same change.
 KNOWN: Mapping[str, str] = {
-    "PI_RULES_MAX_TOKENS": "rules_hosts/facts.py",
-    "PI_RULES_IMPORT": "rules_core/imports.py",
-    "PI_RULES_ATTACH": "rules_hosts/attach.py",
-    "PI_RULES_OVERFLOW": "rules_core/settings.py",
-    "PI_RULES_DISABLE_PLUGINS": "rules_core/manager.py",
-    "PI_RULES_DEBUG": "rules_core/manager.py",
+    "PI_RULES_MAX_TOKENS": "rules_hosts/session/facts.py",
+    "PI_RULES_IMPORT": "rules_core/discovery/imports.py",
+    "PI_RULES_ATTACH": "rules_hosts/session/attach.py",
+    "PI_RULES_OVERFLOW": "rules_core/settings/load.py",
+    "PI_RULES_DISABLE_PLUGINS": "rules_core/plugins/manager.py",
+    "PI_RULES_DEBUG": "rules_core/plugins/manager.py",
     "PI_RULES_DEADLINE_MS": "rules_core/deadline.py",
-    "PI_RULES_STREAM_BUDGET_MS": "rules_core/stream_budget.py",
+    "PI_RULES_STREAM_BUDGET_MS": "rules_core/stream/budget.py",
     "PI_RULES_LOCK_WAIT_MS": "rules_hosts/claude_code/state.py",
-    "PI_RULES_CACHE": "rules_core/persistent.py",
+    "PI_RULES_CACHE": "rules_core/discovery/persistent.py",
     "PI_RULES_COMMAND": "hosts/pi/index.ts",
-    "PI_RULES_HOOK_SERVER": "rules_hosts/hook_client.py",
-    "PI_RULES_HOOK_SERVER_IDLE": "rules_hosts/hook_server.py",
+    "PI_RULES_HOOK_SERVER": "rules_hosts/cli/hook_client.py",
+    "PI_RULES_HOOK_SERVER_IDLE": "rules_hosts/hook_server/server.py",
 }
 # The test suite's own knobs: never suggested, never warned about (a developer running
 # `check` with them set is not wrong).

@@ -18,7 +18,7 @@ import os
 from typing import Sequence
 
 from rules_core import hookimpl
-from rules_core.globs import GlobError, compile_glob
+from rules_core.globs.matching import GlobError, compile_glob
 from rules_core.lint_context import LintContext
 from rules_core.model import Discovery, Rule, RuleWarning
 from rules_core.paths import is_as_written

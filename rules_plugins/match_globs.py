@@ -9,8 +9,8 @@ are relative to its base (§1): session paths are rebased onto it, absolute and
 from __future__ import annotations
 
 from rules_core import hookimpl
-from rules_core.compiled import EMPTY_GLOBSET, MAX_GLOBS, GlobSet
-from rules_core.globs import normalize_path
+from rules_core.globs.compiled import EMPTY_GLOBSET, MAX_GLOBS, GlobSet
+from rules_core.globs.matching import normalize_path
 from rules_core.model import Intent, MatchContext, Rule, Verdict
 from rules_core.paths import display_path, is_as_written
 

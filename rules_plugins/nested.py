@@ -1,7 +1,7 @@
 """The ``nested`` source: ``.pi/rules`` directories below cwd (RULE-SPEC §1).
 
 Found by the one bounded walk of the tree shared with nested ``.cursor/rules``
-(``rules_core.tree``, cached until ``Engine.invalidate_scans``): a rule base at most
+(``rules_core.discovery.tree``, cached until ``Engine.invalidate_scans``): a rule base at most
 ``MAX_DEPTH`` directory segments below cwd (``packages/b`` is 2), never inside
 ``node_modules`` or any hidden directory, never through a symlinked directory — so
 never outside cwd. Shallow bases come first, lexicographic within a depth.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 from rules_core import hookimpl
-from rules_core.listing import list_rule_files
+from rules_core.discovery.listing import list_rule_files
 from rules_core.model import ORDER_NESTED, DiscoveryContext, RuleError, RuleFile
-from rules_core.tree import MAX_DEPTH, folders_owning
+from rules_core.discovery.tree import MAX_DEPTH, folders_owning
 
 from .native import is_markdown
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
 from rules_core import hookimpl
-from rules_core.containment import Containment, Unresolved
-from rules_core.listing import list_rule_files
+from rules_core.discovery.containment import Containment, Unresolved
+from rules_core.discovery.listing import list_rule_files
 from rules_core.model import ORDER_PACKS, DiscoveryContext, RuleError, RuleFile
 
 GROUP = "pi_rules.rules"

@@ -3,7 +3,7 @@
 One sorted depth-first ``os.scandir`` walk answers every query: the first file found for
 a query is its answer, the walk stops once all are answered, and directories that no
 unanswered query can reach are never listed. Inside a git repository, git's ignore
-rules apply (``rules_core.ignore``); ``.git`` and ``node_modules`` are never entered and
+rules apply (``rules_core.discovery.ignore``); ``.git`` and ``node_modules`` are never entered and
 symlinked directories never followed. A symlink counts as a file only when it leads to a
 regular file inside the bound (the git root, or ``root`` without one), resolved by
 ``Containment``, which never touches a target outside: a link out must not make a
@@ -18,13 +18,13 @@ import stat
 from typing import Callable, Iterator, Sequence
 
 from rules_core import hookimpl
-from rules_core.containment import Containment
-from rules_core.listing import NEVER_SCANNED
-from rules_core.globs import Glob, GlobError, compile_glob, last_segment, literal_prefix
+from rules_core.discovery.containment import Containment
+from rules_core.discovery.listing import NEVER_SCANNED
+from rules_core.globs.matching import Glob, GlobError, compile_glob, last_segment, literal_prefix
 
 from rules_core.deadline import check as check_deadline
-from rules_core.ignore import IgnoreStack
-from rules_core.observe import claim, depends_on, unstable
+from rules_core.discovery.ignore import IgnoreStack
+from rules_core.discovery.observe import claim, depends_on, unstable
 
 __all__ = ["pi_rules_scan", "present_files"]
 
@@ -38,7 +38,7 @@ def pi_rules_scan(
     root: str, queries: Sequence[tuple[str, ...]], git_root: str | None
 ) -> dict[tuple[str, ...], str | None]:
     answers: dict[tuple[str, ...], str | None] = {q: None for q in queries}
-    claim("scanner")  # every directory listed below is reported (rules_core.persistent)
+    claim("scanner")  # every directory listed below is reported (rules_core.discovery.persistent)
     try:
         _Scan(root, list(answers), git_root, answers).run()
     except (OSError, RecursionError, ValueError):

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from rules_core import hookimpl
-from rules_core.compiled import compile_rule
+from rules_core.globs.compiled import compile_rule
 from rules_core.model import ParseResult, Rule, RuleError, RuleFile, SchemaKey
 
 from .frontmatter import FrontmatterError, load_yaml, split_frontmatter

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from rules_core import SchemaKey, hookimpl
-from rules_core.globs import compile_glob
+from rules_core.globs.matching import compile_glob
 from rules_core.model import Rule
-# The values only: the watcher (rules_core.stream) loads where a stream is watched.
-from rules_core.stream_model import Firing, ScopeEntry, StreamPattern, StreamSpec
+# The values only: the watcher (rules_core.stream.watcher) loads where a stream is watched.
+from rules_core.stream.model import Firing, ScopeEntry, StreamPattern, StreamSpec
 
 from . import _ast
 from ._stream_grammar import (

@@ -6,7 +6,7 @@ import shutil
 import signal
 import tempfile
 
-pytest_plugins = ["rules_core.testing"]
+pytest_plugins = ["rules_core.rule_tests.pytest_plugin"]
 
 # Hook calls are answered in process (each test counts its own work). A test that builds
 # its hook's environment without PI_RULES_* still keeps this run's own runtime folder, so

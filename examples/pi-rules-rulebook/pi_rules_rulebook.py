@@ -20,7 +20,7 @@ import os
 from typing import Mapping
 
 from rules_core import DiscoveryContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey, hookimpl
-from rules_core.listing import list_rule_files
+from rules_core.discovery.listing import list_rule_files
 from rules_core.model import ORDER_IMPORTS
 
 SCHEMA = "rulebook"

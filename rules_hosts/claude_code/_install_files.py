@@ -14,7 +14,7 @@ import json
 import os
 from typing import Any
 
-from rules_core.cache_files import write_atomically
+from rules_core.discovery.cache_files import write_atomically
 
 MAX_BYTES = 64 * 1024 * 1024  # ~/.claude.json grows with history; a project file never gets near
 

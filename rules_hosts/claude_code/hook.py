@@ -17,14 +17,14 @@ import re
 import sys
 from typing import Any, Mapping, TextIO
 
-from rules_core.engine import Engine
+from rules_core.engine.core import Engine
 from rules_core.lookup import normalize_touched
 from rules_core.safe import safe_line
 
-from ..config_cmd import configured_engine
-from ..deliver_once import prompt_update
-from ..session import Session, touched_entry
-from ..session_stream import read_records, read_switch_offs, switch_off_record
+from rules_hosts.cli.config import configured_engine
+from rules_hosts.session.deliver_once import prompt_update
+from rules_hosts.session.runtime import Session, touched_entry
+from rules_hosts.session.stream import read_records, read_switch_offs, switch_off_record
 from .payload import agent_of, model_fact, tool_fact
 from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, MODEL_TYPE, SECTION_TYPE, STOPPED_TYPE, HookError
 from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, session_lock

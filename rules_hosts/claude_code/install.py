@@ -19,8 +19,8 @@ from typing import Any, Callable, Mapping, TextIO
 
 from rules_core.safe import safe_line
 
-from ..launch import shell_command
-from ..mcp_server import SERVER_NAME, server_entry
+from rules_hosts.cli.launch import shell_command
+from rules_hosts.protocols.mcp import SERVER_NAME, server_entry
 from ._install_files import FileProblem, backup_path, read_json, write_json
 from .tools import MATCHER
 

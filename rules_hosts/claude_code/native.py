@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from rules_core.model import Facts, Rule
-from rules_core.reading import file_signature, read_rule_text
+from rules_core.discovery.reading import file_signature, read_rule_text
 from rules_importers._includes import import_targets
 
 READ_BY_CLAUDE = "Claude Code reads this file itself; pi-rules leaves it out so it is not sent twice"

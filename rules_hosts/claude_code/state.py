@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
-from ..session import TOUCHED_CUSTOM_TYPE, touched_entry
-from ..session_file import append_line, encode_line, exclusive, open_for_append, path_refusal
+from rules_hosts.session.runtime import TOUCHED_CUSTOM_TYPE, touched_entry
+from rules_hosts.session.file import append_line, encode_line, exclusive, open_for_append, path_refusal
 
 MAX_STATE = 64 * 1024 * 1024  # a state file this big was not written by us: start afresh
 SECTION_TYPE = "pi-rules/section"  # the section text last injected ("" once it is gone)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..host_tools import HostTool
+from rules_hosts.protocols.host_tools import HostTool
 
 HOST = "claude-code"
 

@@ -20,9 +20,9 @@ from typing import Any, Mapping
 
 from rules_core import hookimpl
 from rules_core.model import HostInfo
-from rules_core.stream_model import ToolOutput
+from rules_core.stream.model import ToolOutput
 
-from ..host_tools import HostTool, capture, tool_output
+from rules_hosts.protocols.host_tools import HostTool, capture, tool_output
 from .native import pi_reads
 
 HOST = "pi"

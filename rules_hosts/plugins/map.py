@@ -27,6 +27,6 @@ def pi_rules_cli_commands(commands: Any) -> None:
 
 
 def _run(command: Any) -> int:
-    from ..map_cli import run  # the map's modules load only for this command
+    from rules_hosts.map.command import run  # the map's modules load only for this command
 
     return run(command)

@@ -16,6 +16,6 @@ def pi_rules_cli_commands(commands: Any) -> None:
 
 
 def _run(command: Any) -> int:
-    from ..mcp_server import run  # the MCP SDK loads only for this command
+    from rules_hosts.protocols.mcp import run  # the MCP SDK loads only for this command
 
     return run(command.engine, command.args, command.cwd)

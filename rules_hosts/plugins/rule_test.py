@@ -1,6 +1,6 @@
 """The ``rule-test`` plugin: ``pi-rules test [FILE…]`` runs declarative rule tests
 (docs/testing-rules.md); the cases, their runner and the output live in
-``rules_core.rule_tests*`` so the pytest plugin (``rules_core.testing``) shares them."""
+``rules_core.rule_tests.cases*`` so the pytest plugin (``rules_core.rule_tests.pytest_plugin``) shares them."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def pi_rules_cli_commands(commands: Any) -> None:
 
 
 def _run(command: Any) -> int:
-    from rules_core.rule_tests_report import render_github, render_text, report_json
-    from rules_core.rule_tests_run import default_case_files, run_files
+    from rules_core.rule_tests.report import render_github, render_text, report_json
+    from rules_core.rule_tests.run import default_case_files, run_files
     from rules_core.safe import safe_json
 
     cwd = command.cwd

@@ -19,6 +19,6 @@ def pi_rules_cli_commands(commands: Any) -> None:
 
 
 def _run(command: Any) -> int:
-    from ..serve import run  # the session runtime loads only for this command
+    from rules_hosts.protocols.serve import run  # the session runtime loads only for this command
 
     return run(command.engine, command.args, command.cwd)

@@ -37,6 +37,6 @@ def _add_facts(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(command: Any) -> int:
-    from ..stream_cli import run  # the watcher and the scanner load only when asked for
+    from rules_hosts.cli.stream import run  # the watcher and the scanner load only when asked for
 
     return run(command.engine, command.args, command.cwd)

@@ -19,12 +19,12 @@ def pi_rules_cli_commands(commands: Any) -> None:
 
 
 def _trust(command: Any) -> int:
-    from ..trust_cli import run_trust
+    from rules_hosts.cli.trust import run_trust
 
     return run_trust(command.args, command.cwd)
 
 
 def _untrust(command: Any) -> int:
-    from ..trust_cli import run_untrust
+    from rules_hosts.cli.trust import run_untrust
 
     return run_untrust(command.args, command.cwd)

@@ -10,7 +10,7 @@ from rules_core import Engine, hookimpl
 from rules_core import deadline as deadline_module
 from rules_core.deadline import DEFAULT_MS, budget_ms, check, deadline
 from rules_core.model import Facts
-from rules_core.testing import fresh_manager, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
 
 
 class _Clock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 RULE = rule_text(globs=["src/**"])
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from rules_core import Engine
-from rules_core.testing import fresh_manager, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
 
 # Rules directories of every source in one repository (cwd is packages/a).
 DIRS = [

@@ -1,4 +1,4 @@
-"""Entry points kept across processes (rules_core.entry_points): a warm process never
+"""Entry points kept across processes (rules_core.plugins.entry_points): a warm process never
 imports the metadata libraries, and any install, removal or edit is seen at once."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rules_core.cache_files import encode
-from rules_core.testing import make_rules
+from rules_core.discovery.cache_files import encode
+from rules_core.rule_tests.pytest_plugin import make_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "from rules_core import hookimpl\n\n@hookimpl\ndef pi_rules_estimate_tokens(text):\n    return None\n"
 PROBE = (
     "import sys, json\n"
-    "from rules_core.manager import make_plugin_manager, list_plugins\n"
+    "from rules_core.plugins.manager import make_plugin_manager, list_plugins\n"
     "pm = make_plugin_manager()\n"
     "print(json.dumps({'plugins': {i.name: i.origin for i in list_plugins(pm)},\n"
     "                  'metadata_imported': 'importlib_metadata' in sys.modules or 'importlib.metadata' in sys.modules}))\n"

@@ -1,4 +1,4 @@
-"""Tests for rules_core.globs: picomatch truth tables, helpers, error cases, properties."""
+"""Tests for rules_core.globs.matching: picomatch truth tables, helpers, error cases, properties."""
 from __future__ import annotations
 
 import contextlib
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules_core import globs
-from rules_core.globs import (
+import rules_core.globs.matching as globs
+from rules_core.globs.matching import (
     EXPANSION_BUDGET,
     Glob,
     GlobError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 
 def outcome(project, rule_id="r", **facts):

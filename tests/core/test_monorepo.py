@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from rules_core import Engine, Facts
-from rules_core.git import find_git_root
+from rules_core.discovery.git import find_git_root
 from rules_core.paths import rebase
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "monorepo"
 

@@ -1,4 +1,4 @@
-"""The persistent cache (rules_core.persistent): a second process reuses what the first
+"""The persistent cache (rules_core.discovery.persistent): a second process reuses what the first
 learnt, a change anywhere it looked is seen, and a damaged or hostile cache file is
 ignored and rebuilt, never trusted — output is always the same as without a cache."""
 
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules_core import Engine, hookimpl
-from rules_core.cache_files import MAX_FILE_BYTES, encode
-from rules_core.persistent import CACHE_ENV
-from rules_core.testing import fresh_manager, make_rules, rule_text
-from rules_core import tree
+from rules_core.discovery.cache_files import MAX_FILE_BYTES, encode
+from rules_core.discovery.persistent import CACHE_ENV
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
+import rules_core.discovery.tree as tree
 
 ROOT = Path(__file__).resolve().parents[2]
 TOUCHED = ("packages/b/src/app.ts",)

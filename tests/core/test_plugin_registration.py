@@ -16,10 +16,10 @@ from types import ModuleType
 import pluggy
 import pytest
 
-import rules_core.hookspecs as hookspecs
+import rules_core.plugins.hookspecs as hookspecs
 from rules_core import list_plugins, make_plugin_manager
-from rules_core.manager import PluginLoadError
-from rules_core.testing import rule_text
+from rules_core.plugins.manager import PluginLoadError
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 MODULE = '''
     import os  # an imported module is no hook

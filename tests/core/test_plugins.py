@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import rules_core.hookspecs as hookspecs
+import rules_core.plugins.hookspecs as hookspecs
 from rules_core import SchemaKey, hookimpl, list_plugins, make_plugin_manager
 from rules_hosts.cli import main
-from rules_core.manager import BUILTIN_PLUGINS, PluginLoadError
-from rules_core.testing import rule_text
+from rules_core.plugins.manager import BUILTIN_PLUGINS, PluginLoadError
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 DOCS = Path(__file__).parent.parent.parent / "docs" / "plugins.md"
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.cli import main
 
 STYLE_A = "---\ndescription: Style of package a\n---\nPackage a uses tabs.\n"

@@ -1,4 +1,4 @@
-"""Reading and validating rule-test files (`rules_core.rule_tests`): every problem is an
+"""Reading and validating rule-test files (`rules_core.rule_tests.cases`): every problem is an
 error naming the line and the fix; whatever the input, nothing raises."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import os
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from rules_core.reading import MAX_RULE_BYTES
-from rules_core.rule_tests import ErrorExpectation, parse_cases, read_case_file
+from rules_core.discovery.reading import MAX_RULE_BYTES
+from rules_core.rule_tests.cases import ErrorExpectation, parse_cases, read_case_file
 
 
 def errors_of(text: str) -> list[tuple[int, str]]:

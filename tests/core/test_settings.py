@@ -13,10 +13,16 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from rules_core import Engine, Facts
-from rules_core.settings import MAX_SETTINGS_BYTES, Settings, SettingsCache, filter_warnings, read_settings_text
-from rules_core.settings_parse import key_lines, parse_settings
+from rules_core.settings.load import (
+    MAX_SETTINGS_BYTES,
+    Settings,
+    SettingsCache,
+    filter_warnings,
+    read_settings_text,
+)
+from rules_core.settings.parse import key_lines, parse_settings
 from rules_core.model import RuleWarning
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 RULES = {
     ".pi/rules/style.md": rule_text("Style.", alwaysApply=True),

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules_core.stream import WINDOW, StreamWatcher, globs_gate
+from rules_core.stream.watcher import WINDOW, StreamWatcher, globs_gate
 from golden_files import check_golden
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 
 
@@ -183,7 +183,7 @@ PATTERNS = ["ab+c", "(?i)todo", "x[0-9]{2,3}y", "foo|bar", "a.{0,40}z", "(?s)b.*
 
 @pytest.fixture(scope="module")
 def split_project(tmp_path_factory):
-    from rules_core.testing import RuleProject
+    from rules_core.rule_tests.pytest_plugin import RuleProject
 
     project = RuleProject(tmp_path_factory.mktemp("split"), tmp_path_factory.mktemp("home"))
     project.write({f".pi/rules/p{i}.md": rule_text(condition=p, repeat="after-gap 1") for i, p in enumerate(PATTERNS)})
@@ -247,7 +247,7 @@ def test_a_huge_single_delta_is_searched_once(split_project):
 
 
 def test_open_streams_are_bounded(split_project):
-    from rules_core.stream import MAX_STREAMS
+    from rules_core.stream.watcher import MAX_STREAMS
 
     w = watcher(split_project)
     for n in range(MAX_STREAMS * 3):

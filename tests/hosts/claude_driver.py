@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rules_core.testing import make_rules
+from rules_core.rule_tests.pytest_plugin import make_rules
 
 SID = "7a2b3c4d-0000-4000-8000-00000000feed"
 

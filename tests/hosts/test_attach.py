@@ -10,7 +10,7 @@ import copy
 
 import pytest
 
-from rules_hosts.attach import (
+from rules_hosts.session.attach import (
     ATTACHING_TOOLS,
     append_block,
     attach_enabled,
@@ -19,8 +19,8 @@ from rules_hosts.attach import (
     remaining_budget,
 )
 from rules_core.model import Evaluation, Facts, Outcome, Rule, RuleFile
-from rules_core.testing import fresh_manager
-from rules_core.hooks import Hooks
+from rules_core.rule_tests.pytest_plugin import fresh_manager
+from rules_core.plugins.hooks import Hooks
 from rules_plugins.markdown import BLOCK_HEADING, render_attachment, render_entry, render_index_line
 from test_golden import assert_golden
 

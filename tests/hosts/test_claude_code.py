@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules_hosts.claude_code import hook as claude_code
-from rules_core.engine import Engine
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_core.engine.core import Engine
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 from claude_driver import ClaudeDriver
 from rules_hosts.claude_code import plugin as claude_code_host
@@ -205,7 +205,7 @@ def test_hostile_payload_is_logged_and_ignored(claude: Claude, name: str) -> Non
 
 @pytest.mark.parametrize("sid", HOSTILE_IDS)
 def test_hostile_session_id_never_escapes_the_state_dir(claude: Claude, sid: str) -> None:
-    # ~/.cache/pi-rules (the installed entry points, rules_core.entry_points) is no session's
+    # ~/.cache/pi-rules (the installed entry points, rules_core.plugins.entry_points) is no session's
     before = sorted(p for p in claude.tmp.rglob("*") if ".git" not in p.parts and ".cache" not in p.parts)
     payload = {"session_id": sid, "cwd": str(claude.cwd), "hook_event_name": "PreToolUse",
                "tool_name": "Write", "tool_input": {"file_path": "src/a.ts"}}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from claude_driver import ClaudeDriver, ids
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.claude_code.payload import agent_of, tool_fact
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from claude_driver import ClaudeDriver, ids
 from golden_files import check_golden
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 PROMPT_HEADING = "## Rules newly activated by this prompt\n\n"
 

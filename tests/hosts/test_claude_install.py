@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 from rules_hosts.claude_code.install import (
     add_hooks, add_server, config, is_our_command, remove_hooks, remove_server,
 )

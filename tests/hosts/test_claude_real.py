@@ -28,7 +28,7 @@ from typing import Any, Iterator
 import pytest
 
 from fake_messages_api import FakeMessagesAPI, Request, block_text, text, tool_results, tool_use
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 # The newest release whose package.json still accepts Node 20 (2.1.198 asks for Node 22);
 # keep it in step with .ci/install-claude.

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from rules_hosts.cli import main
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 RULE_KEYS = {"id", "relativePath", "path", "source", "plugin", "description", "load", "priority", "enforcement"}
 

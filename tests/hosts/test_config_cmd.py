@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from rules_core import Engine
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 from rules_hosts.claude_code import hook
 from rules_hosts.cli import main
-from rules_hosts.config_cmd import host_named
-from rules_hosts.facts import host_facts
-from rules_hosts.session import Session
+from rules_hosts.cli.config import host_named
+from rules_hosts.session.facts import host_facts
+from rules_hosts.session.runtime import Session
 
 from importer_helpers import record  # noqa: F401 - the access-recording fixture
 

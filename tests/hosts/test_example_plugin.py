@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from example_installs import install_example
-from rules_core.testing import make_rules
+from rules_core.rule_tests.pytest_plugin import make_rules
 
 ROOT = Path(__file__).parent.parent.parent
 EXAMPLE = ROOT / "examples" / "pi-rules-rulebook"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rules_hosts.cli import main
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 UPDATE = os.environ.get("PI_RULES_UPDATE_GOLDEN") == "1"

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 from claude_driver import ClaudeDriver
 
@@ -293,7 +293,7 @@ def test_a_busy_server_never_runs_a_call_the_client_answered_itself(tmp_path: Pa
     assert served.served() == 2  # the two hooks of the Read; the prompt never ran there
 
 
-@pytest.mark.parametrize("module", ["rules_hosts.hook_server", "rules_hosts.claude_code.hook"])
+@pytest.mark.parametrize("module", ["rules_hosts.hook_server.server", "rules_hosts.claude_code.hook"])
 def test_changed_code_stops_the_server_and_the_call_runs_in_process(served: Served, module: str) -> None:
     """A module the server loaded at start, or for its first call, changed on disk."""
     import importlib

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from rules_core.model import Facts, HostInfo
-from rules_core.testing import fresh_manager
+from rules_core.rule_tests.pytest_plugin import fresh_manager
 from rules_core import Engine, hookimpl
 from rules_hosts.cli import main
 

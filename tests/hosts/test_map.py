@@ -19,8 +19,8 @@ from golden_files import check_golden
 from hypothesis import given, settings, strategies as st
 
 from rules_hosts.cli import main
-from rules_hosts.map_data import MAX_FILES_PER_FOLDER, FolderRule, Folder, MapRule, RepoMap
-from rules_hosts.map_html import render_html
+from rules_hosts.map.data import MAX_FILES_PER_FOLDER, FolderRule, Folder, MapRule, RepoMap
+from rules_hosts.map.html import render_html
 
 SHARED = "Write small functions and name them after what they do."
 HOSTILE = "Docs rule <script>alert('x')</script></script> and a hidden\u200bword & more."

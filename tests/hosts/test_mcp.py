@@ -29,9 +29,9 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 from rules_hosts import cli  # noqa: E402
 from rules_hosts.claude_code import install as claude_code  # noqa: E402
 from rules_core.lookup import READ_RULE_DESCRIPTION  # noqa: E402
-from rules_hosts.mcp_server import INSTALL_HINT, RulesTools, build_server  # noqa: E402
-from rules_hosts.session import READ_RULE_PARAMETERS  # noqa: E402
-from rules_core.testing import make_rules, rule_text  # noqa: E402
+from rules_hosts.protocols.mcp import INSTALL_HINT, RulesTools, build_server  # noqa: E402
+from rules_hosts.session.runtime import READ_RULE_PARAMETERS  # noqa: E402
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text  # noqa: E402
 
 RULES = {
     ".pi/rules/style.md": rule_text("Use `const`.", description="TypeScript style", globs=["src/**/*.ts"],

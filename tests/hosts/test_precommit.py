@@ -20,7 +20,7 @@ from typing import Any, Mapping
 import pytest
 import yaml
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("rules_core", "rules_plugins", "rules_importers", "rules_hosts")

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from importlib_metadata import EntryPoint
 
 from example_installs import install_example
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 from rules_plugins.packs import GROUP, pack_plugins
 
 ROOT = Path(__file__).parent.parent.parent

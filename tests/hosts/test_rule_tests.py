@@ -1,5 +1,5 @@
 """`pi-rules test` (issue 17, part 2): declarative rule tests run by the CLI and collected
-by pytest through `rules_core.testing`."""
+by pytest through `rules_core.rule_tests.pytest_plugin`."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from golden_files import check_golden
-from rules_core.rule_tests import parse_cases
-from rules_core.rule_tests_run import run_case_files
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.cases import parse_cases
+from rules_core.rule_tests.run import run_case_files
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "examples" / "demo"
@@ -300,7 +300,7 @@ def test_pytest_collects_the_demo_cases_through_the_plugin(tmp_path):
     demo = tmp_path / "demo"
     shutil.copytree(DEMO, demo)
     env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
-    command = [sys.executable, "-m", "pytest", "-p", "rules_core.testing", "-p", "no:cacheprovider", "-q", str(demo)]
+    command = [sys.executable, "-m", "pytest", "-p", "rules_core.rule_tests.pytest_plugin", "-p", "no:cacheprovider", "-q", str(demo)]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     cases = len(parse_cases((DEMO / ".pi" / "rules.test.yaml").read_text(), "demo").cases)
     assert done.returncode == 0, done.stdout

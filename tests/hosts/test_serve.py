@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules_core import hookimpl
-from rules_hosts import serve
-from rules_hosts.serve import MAX_LINE, Server, serve_stream
-from rules_hosts.session import Session, touched_entry, touched_from_entries
-from rules_hosts.session_file import SessionFile, encode_entry, parse_entries, read_entries
-from rules_core.testing import rule_text
+from rules_hosts.protocols import serve
+from rules_hosts.protocols.serve import MAX_LINE, Server, serve_stream
+from rules_hosts.session.runtime import Session, touched_entry, touched_from_entries
+from rules_hosts.session.file import SessionFile, encode_entry, parse_entries, read_entries
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 RULES = {
     ".pi/rules/security.md": rule_text("Never log secrets.", description="Secrets", alwaysApply=True,

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules_core import READ_RULE_DESCRIPTION, RuleFile, hookimpl
-from rules_hosts.session import (
+from rules_hosts.session.runtime import (
     TOUCHED_CUSTOM_TYPE,
     USAGE,
     Capture,
@@ -26,7 +26,7 @@ from rules_hosts.session import (
     touched_entry,
     touched_from_entries,
 )
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 from test_golden import assert_golden
 
 RULES = {

@@ -14,10 +14,10 @@ import pytest
 
 from rules_hosts import Session
 from rules_hosts.cli import main
-from rules_core.engine import Engine
-from rules_hosts.serve import Server, serve_stream
+from rules_core.engine.core import Engine
+from rules_hosts.protocols.serve import Server, serve_stream
 from golden_files import check_golden
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -260,7 +260,7 @@ def test_ast_conditions_in_stream_scan_report_the_line(rule_project):
 
 
 def test_stream_scan_of_an_untrusted_project_never_runs_git(project, monkeypatch):
-    from rules_hosts import stream_cli
+    from rules_hosts.cli import stream as stream_cli
 
     project.write_global({"no-todo.md": rule_text(condition="TODO", scope="tool")})
     make_rules(project.cwd, {"src/a.ts": "// TODO\n"})

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from rules_core.engine import Engine
+from rules_core.engine.core import Engine
 from rules_hosts.cli import main
 
 RULE = ".pi/rules/r.md"

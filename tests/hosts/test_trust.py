@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules_core.testing import make_rules, rule_text
-from rules_hosts import trust as store
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
+import rules_hosts.session.trust as store
 
 MARKER = "PROJECT-RULE-BODY"
 RULES = {".pi/rules/style.md": rule_text(MARKER, alwaysApply=True)}

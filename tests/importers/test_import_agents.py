@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
 from importer_helpers import by_id, copy_fixture, deny_listing, discover, error_rows, evaluate, git_init, outcomes

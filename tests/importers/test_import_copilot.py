@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
 from importer_helpers import (

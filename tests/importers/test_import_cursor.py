@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 from importer_helpers import cli, record  # noqa: F401 - pytest fixtures
 from importer_helpers import FIXTURES, by_id, copy_fixture, deny_listing, discover, relative_errors, statuses

@@ -8,8 +8,8 @@ from typing import Any, Mapping
 
 import pytest
 
-from rules_core.manager import list_plugins
-from rules_core.testing import fresh_manager, rule_text
+from rules_core.plugins.manager import list_plugins
+from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
 from rules_importers.simple import ALWAYS, ON_DEMAND, Activation, SimpleFormat
 
 from importer_helpers import record  # noqa: F401 - pytest fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rules_hosts.cli import main
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "importers"
 GOLDEN = Path(__file__).parent.parent / "golden"

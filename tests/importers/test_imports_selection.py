@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules_core.imports import select_importers
+from rules_core.discovery.imports import select_importers
 from rules_core.model import ImporterInfo
 
 DECLARED = [ImporterInfo("claude"), ImporterInfo("copilot"), ImporterInfo("extra", default=False)]

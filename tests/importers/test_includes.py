@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules_core.reading import MAX_RULE_BYTES
-from rules_core.containment import Containment
+from rules_core.discovery.reading import MAX_RULE_BYTES
+from rules_core.discovery.containment import Containment
 from rules_importers._includes import MAX_LOOKUPS, MAX_PROBLEMS, Expanded, expand
 from rules_importers._regions import code_regions, strip_html_comments
 

@@ -6,7 +6,7 @@ import pytest
 
 from rules_hosts import Session
 from rules_hosts.cli import main
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 
 def statuses(project, agent="main", **facts):

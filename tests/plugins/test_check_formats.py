@@ -18,10 +18,10 @@ import pytest
 
 from golden_files import GOLDEN, check_golden
 from rules_core import hookimpl
-from rules_core.manager import make_plugin_manager
+from rules_core.plugins.manager import make_plugin_manager
 from rules_core.model import OutputFormat, RuleError
-from rules_core.testing import rule_text
-from rules_hosts import config_cmd
+from rules_core.rule_tests.pytest_plugin import rule_text
+from rules_hosts.cli import config as config_cmd
 from rules_hosts.cli import main
 
 BROKEN = "---\ndescription: Broken\nversion: 1\nglob: [src/**]\n---\nbody\n"

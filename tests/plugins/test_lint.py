@@ -12,9 +12,9 @@ import subprocess
 import pytest
 
 from rules_core import hookimpl
-from rules_core.lint import lint
+from rules_core.lint.check import lint
 from rules_core.model import RuleWarning
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.cli import main
 
 CODE = re.compile(r"[a-z]+(?:-[a-z]+)*\Z")
@@ -335,7 +335,7 @@ def test_a_blocked_linter_reports_nothing(capsys, cli_project):
 def test_lint_ignore_silences_one_code_for_the_files_a_glob_names(tmp_path, capsys):
     import subprocess
 
-    from rules_core.testing import make_rules, rule_text
+    from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
     from rules_hosts.cli import main
 
     project = tmp_path / "p"

@@ -15,7 +15,7 @@ from hypothesis import given, strategies as st
 from golden_files import check_golden
 from rules_core.model import Rule, RuleFile
 from rules_core.select import admissions, select
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts import Session
 from rules_hosts.shapes import evaluation_json, explanation_json
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rules_core.globs import GlobError, compile_glob
+from rules_core.globs.matching import GlobError, compile_glob
 from rules_plugins.scanner import pi_rules_scan, present_files
 
 DATA = Path(__file__).parent.parent / "data" / "picomatch-dot.jsonl"

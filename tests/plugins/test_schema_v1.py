@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules_core.testing import RuleProject, rule_text
+from rules_core.rule_tests.pytest_plugin import RuleProject, rule_text
 
 
 def load(project: RuleProject, text: str | bytes, name: str = "r.md"):

@@ -8,8 +8,8 @@ from rules_core.model import Facts
 import pytest
 
 from rules_hosts.cli import main
-from rules_core.engine import Engine
-from rules_core.testing import fresh_manager, rule_text
+from rules_core.engine.core import Engine
+from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
 from rules_plugins import _ast
 from rules_plugins._stream_grammar import (
     is_likely_file_glob,

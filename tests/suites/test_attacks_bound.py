@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from rules_core.engine import Engine
-from rules_core.git import find_git_root, git_executable
+from rules_core.engine.core import Engine
+from rules_core.discovery.git import find_git_root, git_executable
 from rules_core.model import Facts
-from rules_core.testing import fresh_manager, make_rules, rule_text
-from rules_hosts.mcp_server import RulesTools
-from rules_hosts.session import Session
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
+from rules_hosts.protocols.mcp import RulesTools
+from rules_hosts.session.runtime import Session
 
 SECRET = "SECRET-KEY-7f3a"
 

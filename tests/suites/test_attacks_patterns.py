@@ -25,10 +25,10 @@ from typing import Callable
 import bracex
 import pytest
 
-from rules_core import globs
-from rules_core.globs import GlobError, compile_flat, compile_glob
-from rules_core.ignore import IgnoreStack
-from rules_core.testing import rule_text
+import rules_core.globs.matching as globs
+from rules_core.globs.matching import GlobError, compile_flat, compile_glob
+from rules_core.discovery.ignore import IgnoreStack
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_importers._recovery import recover
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,7 +118,7 @@ def test_compile_cache_keeps_bounded_regex_text(monkeypatch):
 SCAN = textwrap.dedent("""
     import sys
     from rules_core import Engine, Facts
-    from rules_core.testing import fresh_manager
+    from rules_core.rule_tests.pytest_plugin import fresh_manager
     cwd, home = sys.argv[1], sys.argv[2]
     engine = Engine(fresh_manager(), home=home, env={"HOME": home})
     evaluation = engine.evaluate(Facts(cwd=cwd))
@@ -156,7 +156,7 @@ def test_ignore_files_past_the_caps_are_skipped_and_recorded(tmp_path):
     """Over 256 KiB, or over 1,000 wildcard lines: the file is treated as absent (nothing
     in it applies, as git does past its own 100 MiB cap) and its path is recorded. Plain
     names are cheap, so 256 KiB of them still apply."""
-    from rules_core import ignore
+    import rules_core.discovery.ignore as ignore
 
     _git_init(tmp_path)
     sub = {"big": b"# pad\n" * 44_000 + b"*.log\n", "wild": b"".join(b"a%d*b\n" % n for n in range(1_001)) + b"*.log\n",
@@ -394,7 +394,7 @@ def test_gitignore_lines_answer_like_gits_own_algorithm():
     paths made from the line itself or at random, as files and directories: our regexes
     and git's recursive wildmatch give the same verdict on every one."""
     rng = random.Random(14)
-    from rules_core import ignore
+    import rules_core.discovery.ignore as ignore
 
     disagreements, hits = [], 0
     for _ in range(40_000):
@@ -421,7 +421,7 @@ def test_gitignore_globstar_chains_answer_like_gits_own_algorithm():
     """Where every `**` but the last commits to its first fit: 20,000 lines of 2-6
     segments among `**`, `a`, `*`, `a*`, `?`... against paths of `a`, `b`, `x`."""
     rng = random.Random(7)
-    from rules_core import ignore
+    import rules_core.discovery.ignore as ignore
 
     disagreements, hits = [], 0
     for _ in range(20_000):
@@ -439,7 +439,7 @@ def test_gitignore_globstar_chains_answer_like_gits_own_algorithm():
 def test_gitignore_matching_grows_linearly_with_the_name():
     """The attack's line against a name 4x longer costs under 8x as much (about 4x; the
     backtracking regex went from minutes to hours). Best of three, in-process."""
-    from rules_core import ignore
+    import rules_core.discovery.ignore as ignore
 
     spec = ignore.compile_spec(b"*a*a*a*a*a*a*b\n**/*a*a*a*a*a*a*b/**/x*y*z\n")
     assert spec is not None

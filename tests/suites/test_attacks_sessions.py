@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from rules_core.testing import make_rules, rule_text
-from rules_hosts.session import touched_entry
-from rules_hosts.session_file import MAX_ENTRY_LINE, EntryRefused, SessionFile, read_entries
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
+from rules_hosts.session.runtime import touched_entry
+from rules_hosts.session.file import MAX_ENTRY_LINE, EntryRefused, SessionFile, read_entries
 
 SID = "0d9e8f7a-1111-4000-8000-00000000beef"
 CALLS = 20

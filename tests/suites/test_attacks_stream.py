@@ -13,12 +13,12 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from rules_core import stream as stream_module
-from rules_core import stream_buffer
-from rules_core.stream import StreamWatcher, globs_gate
-from rules_core.testing import rule_text
+import rules_core.stream.watcher as stream_module
+import rules_core.stream.buffer as stream_buffer
+from rules_core.stream.watcher import StreamWatcher, globs_gate
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.claude_code.install import config
-from rules_hosts.session import Session
+from rules_hosts.session.runtime import Session
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CATASTROPHIC = "(a|aa)+$"  # backtracks exponentially on a run of a's that does not end the text
@@ -96,7 +96,7 @@ def test_the_budget_of_one_call_is_settable_and_the_user_rules_keep_their_own(ru
 
 
 def test_a_budget_setting_that_is_not_a_number_keeps_the_default():
-    from rules_core.stream_budget import StreamBudget, budget_from_env
+    from rules_core.stream.budget import StreamBudget, budget_from_env
 
     assert budget_from_env({"PI_RULES_STREAM_BUDGET_MS": "250"}).call_seconds == 0.25
     assert budget_from_env({"PI_RULES_STREAM_BUDGET_MS": "off"}).call_seconds is None

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from rules_core import Engine
 from rules_hosts import Session
-from rules_core import discovery as engine_module
-from rules_core.cache import MAX_SCAN_ROOTS, ScanCache, add_bounded
-from rules_core.listing import MAX_LISTING_FAILURES, ListingCache
+import rules_core.engine.discovery as engine_module
+from rules_core.discovery.cache import MAX_SCAN_ROOTS, ScanCache, add_bounded
+from rules_core.discovery.listing import MAX_LISTING_FAILURES, ListingCache
 from rules_core.model import RuleError
-from rules_hosts.serve import Server, serve_stream
-from rules_hosts.session import MAX_DELIVERED, MAX_TOUCHED, touched_from_entries
-from rules_hosts.session_file import SessionFile, encode_entry, read_entries
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_hosts.protocols.serve import Server, serve_stream
+from rules_hosts.session.runtime import MAX_DELIVERED, MAX_TOUCHED, touched_from_entries
+from rules_hosts.session.file import SessionFile, encode_entry, read_entries
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 RULE = rule_text("Body.", globs=["src/**"])
 

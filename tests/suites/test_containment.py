@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rules_core import Engine, Facts
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 from importer_helpers import record  # noqa: F401 - the access-recording fixture
 

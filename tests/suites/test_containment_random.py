@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from rules_core import Engine, Facts
-from rules_hosts.session import Session
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_hosts.session.runtime import Session
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 from importer_helpers import record  # noqa: F401 - the access-recording fixture
 from test_containment import IMPORTER_FILES, IMPORTER_ROOTS, USER_LEVEL, outside

@@ -28,10 +28,10 @@ import pytest
 from rules_core import Engine
 from rules_hosts import Session
 from rules_hosts.claude_code.hook import _Journal, _load
-from rules_hosts.serve import Server
-from rules_hosts.session import touched_entry, touched_from_entries
-from rules_hosts.session_file import SessionFile, encode_entry, read_entries
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_hosts.protocols.serve import Server
+from rules_hosts.session.runtime import touched_entry, touched_from_entries
+from rules_hosts.session.file import SessionFile, encode_entry, read_entries
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 KILLS = 200
 MAX_APPENDS = 40  # per child: most are killed before, and the file stays small

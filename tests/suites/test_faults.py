@@ -31,8 +31,8 @@ import pytest
 
 from rules_core import Engine, Facts
 from rules_hosts.cli import main
-from rules_core.reading import MAX_RULE_BYTES
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_core.discovery.reading import MAX_RULE_BYTES
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 RULE = rule_text("Follow the rule.", globs=["src/**"])
 ALWAYS = rule_text("Always.", alwaysApply=True)

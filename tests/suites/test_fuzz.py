@@ -22,14 +22,23 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rules_core import Facts, _glob_guard, globs
+from rules_core import Facts
+import rules_core.globs._guard as _glob_guard
+import rules_core.globs.matching as globs
 from rules_hosts.claude_code import hook as claude_code
-from rules_core.engine import Engine
-from rules_core.globs import MAX_SEGMENT, MAX_SUBJECT, GlobError, compile_flat, compile_glob, normalize_path
+from rules_core.engine.core import Engine
+from rules_core.globs.matching import (
+    MAX_SEGMENT,
+    MAX_SUBJECT,
+    GlobError,
+    compile_flat,
+    compile_glob,
+    normalize_path,
+)
 from rules_core.model import ParseResult, RuleFile
-from rules_hosts.serve import Server, serve_stream
-from rules_hosts.session import Session
-from rules_core.testing import fresh_manager, make_rules, rule_text
+from rules_hosts.protocols.serve import Server, serve_stream
+from rules_hosts.session.runtime import Session
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 SCALE = max(1, int(os.environ.get("PI_RULES_FUZZ_SCALE", "1") or 1))
 ADVERSARIAL_LENGTH = int(os.environ.get("PI_RULES_FUZZ_SUBJECT", "1200"))

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules_core import Engine, Facts
 from rules_hosts.cli import main
-from rules_core.testing import fresh_manager, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
 
 ALIAS_BOMB = (
     "---\n"

@@ -100,7 +100,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_the_imports_it_must_see():
     graph = _graph()
-    assert "rules_core.hookspecs" in graph["rules_core.manager"]  # `from . import hookspecs`
+    assert "rules_core.plugins.hookspecs" in graph["rules_core.plugins.manager"]  # `from . import hookspecs`
     assert "rules_core" in graph["rules_plugins.tokens"]  # `from rules_core import hookimpl`
     assert "rules_hosts.claude_code.hook" in graph["rules_hosts.claude_code.plugin"]  # lazy, in a function
 
@@ -143,11 +143,11 @@ def test_import_rules_core_loads_no_host_session_argparse_or_mcp():
 
 def test_the_library_api_loads_the_engine_but_no_host():
     loaded = _loaded_after("from rules_core import Engine, Facts\nEngine(env={}).discover('.')")
-    assert "rules_core.engine" in loaded["ours"]
+    assert "rules_core.engine.core" in loaded["ours"]
     assert not any(m.startswith("rules_hosts") for m in loaded["ours"] if m not in {
         # The default plugin set includes the hosts' tool tables and command plugins:
         # small modules that import only the core and the importers (never the session runtime).
-        "rules_hosts", "rules_hosts.host_tools", "rules_hosts.pi", "rules_hosts.pi.plugin", "rules_hosts.pi.native",
+        "rules_hosts", "rules_hosts.protocols.host_tools", "rules_hosts.pi", "rules_hosts.pi.plugin", "rules_hosts.pi.native",
         "rules_hosts.claude_code", "rules_hosts.claude_code.tools", "rules_hosts.claude_code.plugin",
         "rules_hosts.claude_code.native",
         "rules_hosts.plugins", "rules_hosts.plugins.serve", "rules_hosts.plugins.mcp",
@@ -155,10 +155,10 @@ def test_the_library_api_loads_the_engine_but_no_host():
         "rules_hosts.plugins.map",
         "rules_hosts.plugins.rule_test",
     })
-    assert "rules_hosts.session" not in loaded["ours"] and "mcp" not in loaded["others"]
+    assert "rules_hosts.session.runtime" not in loaded["ours"] and "mcp" not in loaded["others"]
 
 
 def test_a_small_plugin_loads_only_the_hook_markers():
     loaded = _loaded_after("import rules_plugins.tokens")
-    assert set(loaded["ours"]) <= {"rules_core", "rules_core.hookspecs", "rules_core.select", "rules_core.model",
+    assert set(loaded["ours"]) <= {"rules_core", "rules_core.plugins.hookspecs", "rules_core.select", "rules_core.model",
                                   "rules_plugins", "rules_plugins.tokens"}

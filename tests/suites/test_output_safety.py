@@ -19,7 +19,7 @@ from rules_core import Facts
 from rules_plugins.markdown import BLOCK_HEADING
 from rules_hosts.cli import main
 from rules_core.safe import safe_block, safe_json, safe_line
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_plugins.markdown import INDEX_HEADING, SEPARATOR, guard_body
 from rules_plugins.schema_v1 import trim_blank_edges
 

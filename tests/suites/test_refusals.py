@@ -12,8 +12,8 @@ import pytest
 from rules_core import Engine, Facts
 from rules_hosts.cli import main
 from rules_core.lookup import find_reference, refused, unknown_rule
-from rules_hosts.session import Session
-from rules_core.testing import fresh_manager, rule_text
+from rules_hosts.session.runtime import Session
+from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
 
 SECRET = "TOP SECRET outside the rules directory"
 # Each name would reach SECRET (or a system file) if it were resolved as a path.

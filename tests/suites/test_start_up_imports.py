@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rules_core.testing import make_rules, rule_text
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 ROOT = Path(__file__).resolve().parents[2]
 # The report runs in process, then the driver lists what it imported on stderr's last line.
@@ -30,10 +30,10 @@ DRIVER = (
 # stale), the session runtime and the servers, rule tests.
 NOT_ON_THE_REPORT_PATH = (
     "tomllib",
-    "rules_core.stream", "rules_core.stream_buffer", "rules_core.stream_plan", "regex",
+    "rules_core.stream.watcher", "rules_core.stream.buffer", "rules_core.stream.plan", "regex",
     "importlib_metadata", "importlib.metadata", "email",
-    "rules_hosts.session", "rules_hosts.serve", "rules_hosts.mcp_server", "mcp",
-    "rules_core.rule_tests", "rules_core.rule_tests_run",
+    "rules_hosts.session.runtime", "rules_hosts.protocols.serve", "rules_hosts.protocols.mcp", "mcp",
+    "rules_core.rule_tests.cases", "rules_core.rule_tests.run",
 )
 
 
@@ -74,7 +74,7 @@ def test_a_report_imports_no_module_only_other_commands_need(tmp_path):
 
     assert output == first and run["code"] == 0
     assert _statuses(output) == {"ts": "active", "always": "active"}
-    assert {"rules_core.engine", "rules_plugins.stream", "yaml"} <= set(run["modules"])  # the probe sees
+    assert {"rules_core.engine.core", "rules_plugins.stream", "yaml"} <= set(run["modules"])  # the probe sees
     assert sorted(set(NOT_ON_THE_REPORT_PATH) & set(run["modules"])) == []
 
 
@@ -99,6 +99,6 @@ def test_a_claude_code_read_hook_loads_no_stream_watcher(tmp_path):
 
     output, run = _run(tmp_path, cwd, ["hook", "claude-code"], json.dumps(read))
 
-    assert output == first and run["code"] == 0 and "rules_hosts.session" in run["modules"]
-    assert sorted({"rules_core.stream", "rules_core.stream_buffer", "rules_core.stream_plan", "regex", "tomllib",
+    assert output == first and run["code"] == 0 and "rules_hosts.session.runtime" in run["modules"]
+    assert sorted({"rules_core.stream.watcher", "rules_core.stream.buffer", "rules_core.stream.plan", "regex", "tomllib",
                    "importlib_metadata", "importlib.metadata"} & set(run["modules"])) == []

@@ -1,0 +1,142 @@
+"""Keeping project files inside the project: ``Containment`` resolves paths one
+component at a time and never looks outside its bound (the git root, or cwd without
+one). A symbolic link leading out is reported; its target is never stat-ed, listed or
+read. The engine makes one per discovery and hands it to sources as
+``DiscoveryContext.containment``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Union
+
+from rules_core.discovery.reading import describe_os_error
+
+MAX_SYMLINKS = 40  # the kernel's own ELOOP limit
+_LOOP = "symbolic link loop (more than 40 links to follow); point the link at a real file or delete it"
+
+
+class Unresolved:
+    """Why a path cannot be resolved inside the bound: the message a user sees, and
+    whether the reason is the bound itself (``escape``) rather than a loop or an error."""
+
+    def __init__(self, message: str, escape: bool = False) -> None:
+        self.message = message
+        self.escape = escape
+
+
+Resolved = Union[tuple[str, os.stat_result], Unresolved, None]
+
+
+class Containment:
+    """Resolves project paths one component at a time without looking outside ``bound``.
+
+    ``bound`` is the git root (or cwd when there is none), in cwd's spelling. Each symbolic
+    link's target is checked against the bound *before* anything is stat-ed there, so a
+    link that leads out is reported without its target ever being touched. Targets are
+    compared by spelling: an absolute link through another spelling of the repository
+    counts as outside (relative links, the only kind that survives a clone, are exact).
+    Resolved directories are memoised, so a fresh instance is made per discovery.
+    """
+
+    def __init__(self, bound: str, label: str = "the git root") -> None:
+        self.bound = os.path.normpath(bound)
+        self.label = label
+        self._prefix = self.bound if self.bound.endswith("/") else self.bound + "/"
+        self._dirs: dict[str, str | Unresolved | None] = {}
+
+    def inside(self, path: str) -> bool:
+        return path == self.bound or path.startswith(self._prefix)
+
+    def resolve(self, path: str) -> Resolved:
+        """``(physical path, its lstat)`` of the file ``path`` names, a ``Unresolved`` (outside
+        the bound, a loop, an error) or ``None`` when it does not exist (or is broken)."""
+        if not self.inside(path):
+            return Unresolved(self._escape("", ""), True)
+        if path == self.bound:
+            return self._walk(self.bound, [])
+        parent = self.directory(os.path.dirname(path))
+        if not isinstance(parent, str):
+            return parent
+        return self._walk(parent, [os.path.basename(path)])
+
+    def directory(self, directory: str) -> str | Unresolved | None:
+        """The physical directory ``directory`` names (memoised), or why it has none."""
+        if not self.inside(directory):
+            return Unresolved(self._escape("", ""), True)
+        pending = []
+        current = directory
+        while current != self.bound and current not in self._dirs:
+            pending.append(current)
+            current = os.path.dirname(current)
+        real: str | Unresolved | None = self.bound if current == self.bound else self._dirs[current]
+        for lexical in reversed(pending):
+            if isinstance(real, str):
+                found = self._walk(real, [os.path.basename(lexical)])
+                if isinstance(found, tuple):
+                    real = found[0] if stat.S_ISDIR(found[1].st_mode) else None
+                else:
+                    real = found
+            self._dirs[lexical] = real
+        return real
+
+    def _walk(self, start: str, parts: list[str]) -> Resolved:
+        """Follow ``parts`` from the physical directory ``start`` (inside the bound), as the
+        kernel would, but checking every link target before stepping onto it."""
+        # Each part remembers the link whose target it came from, to name it if it leads out.
+        todo = [(part, ("", "")) for part in reversed(parts)]
+        current, info, links = start, None, 0
+        while todo:
+            part, origin = todo.pop()
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if current != self.bound:
+                    current, info = os.path.dirname(current), None
+                elif todo and todo[-1][0] == os.path.basename(self.bound):
+                    todo.pop()  # "../<root>": out and straight back in, nothing to look at
+                else:
+                    return Unresolved(self._escape(*origin), True)
+                continue
+            candidate = os.path.join(current, part)
+            try:
+                info = os.lstat(candidate)
+                if not stat.S_ISLNK(info.st_mode):
+                    if todo and not stat.S_ISDIR(info.st_mode):
+                        return None  # a path through a file names nothing
+                    current = candidate
+                    continue
+                links += 1
+                if links > MAX_SYMLINKS:
+                    return Unresolved(_LOOP)
+                target = os.readlink(candidate)
+            except FileNotFoundError:
+                return None
+            except (OSError, ValueError) as exc:
+                return Unresolved(describe_os_error(exc) if isinstance(exc, OSError) else str(exc))
+            info = None  # the link's own lstat describes nothing we return
+            if os.path.isabs(target):
+                if not self.inside(target):
+                    return Unresolved(self._escape(candidate, target), True)
+                current, rest = self.bound, target[len(self.bound):]
+            else:
+                rest = target
+            todo.extend((step, (candidate, target)) for step in reversed(rest.split("/")))
+        if info is None:  # ended on a directory reached by ".." or on the bound itself
+            try:
+                info = os.lstat(current)
+            except (OSError, ValueError):
+                return None
+        return current, info
+
+    def _escape(self, link: str, target: str) -> str:
+        where = f"{self.label} {self.bound}"
+        if not link:  # a ".." in the path itself, no link involved
+            return f"outside {where}; not read — project rules must live inside it"
+        if not os.path.isabs(target):  # also say where a relative target lands
+            target += f" ({os.path.normpath(os.path.join(os.path.dirname(link), target))})"
+        return (
+            f"symbolic link {link} -> {target} leads outside {where}; not read — "
+            f"point the link inside {self.label} or copy what it points at there"
+        )

@@ -1,0 +1,26 @@
+"""The ``pi-rules`` entry point (the console script ``rules_hosts.cli:main``).
+
+``pi-rules hook claude-code`` runs once per Claude Code hook event, so before anything
+heavy is imported it tries the resident hook server (``hook_client``); every other
+command, and a hook the server cannot answer, runs the full CLI (``cli_app``).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # a real process: an embedding caller's argv is answered in process
+        from rules_hosts.cli.hook_client import main as hook_main
+
+        try:
+            code = hook_main()
+        except Exception:  # noqa: BLE001 - the fast path never costs the answer: run it in process
+            code = None
+        if code is not None:
+            return code
+    from rules_hosts.cli.app import main as app_main
+
+    return app_main(sys.argv[1:] if argv is None else argv)
