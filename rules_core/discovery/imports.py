@@ -7,11 +7,14 @@ from typing import Sequence
 from rules_core.model import ImporterInfo, RuleError
 
 IMPORT_ENV = "PI_RULES_IMPORT"
+# The enabled importers and their errors. Defined here, not beside the discovery pass that
+# takes it, so the settings wing can name it without importing the engine wing.
+Selected = tuple[frozenset[str], tuple[RuleError, ...]]
 
 
 def select_importers(
     value: str | None, declared: Sequence[ImporterInfo]
-) -> tuple[frozenset[str], tuple[RuleError, ...]]:
+) -> Selected:
     """The enabled importer names and an error per unknown name.
 
     ``none`` (trimmed, any case) enables nothing; absent, empty or ``all`` the defaults;

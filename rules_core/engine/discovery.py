@@ -21,7 +21,7 @@ from rules_core.discovery.tree import skipped_ignore_files
 from rules_core.deadline import deadline_error, expired
 from rules_core.discovery.git import find_git_root
 from rules_core.plugins.hooks import Hooks
-from rules_core.discovery.imports import IMPORT_ENV, select_importers
+from rules_core.discovery.imports import IMPORT_ENV, Selected, select_importers
 from rules_core.discovery.listing import ListingCache
 from rules_core.discovery.persistent import Persistent, sources_with_kept_tree
 from rules_core.lookup import RULE_URL
@@ -29,7 +29,6 @@ from rules_core.model import Discovery, DiscoveryContext, ImporterInfo, Rule, Ru
 from rules_core.paths import ancestors_between
 from rules_core.safe import invisible_in
 
-Selected = tuple[frozenset[str], tuple[RuleError, ...]]  # enabled importers, and their errors
 MAX_CWDS = 256  # git roots remembered, one per working directory asked about
 # What one discovery loads at most, whatever the sources list (issue 14, "caps with
 # reports"): rule files, and characters of rule text read.

@@ -18,10 +18,9 @@ from typing import Callable, Iterable, Sequence
 
 import pluggy
 
-from rules_core.engine.discovery import Selected
 from rules_core.discovery.git import find_git_root
 from rules_core.globs.matching import GlobError, Glob, compile_glob
-from rules_core.discovery.imports import IMPORT_ENV, select_importers
+from rules_core.discovery.imports import IMPORT_ENV, Selected, select_importers
 from rules_core.model import Discovery, ImporterInfo, Rule, RuleError, RuleWarning
 from rules_core.settings.load import Settings, SettingsFile, Value, filter_warnings
 from rules_core.settings.parse import PLUGIN

@@ -4,6 +4,10 @@ Every ``import`` statement in the four packages is read with ``ast`` — at modu
 inside functions and under ``TYPE_CHECKING`` alike, because a lazy import is still a
 dependency — and the graph must have no cycle and no edge against the direction
 ``rules_hosts`` → (``rules_plugins``, ``rules_importers``) → ``rules_core``.
+
+Inside ``rules_core`` and ``rules_hosts`` the same holds one level down: each subpackage is
+a wing and the package's top-level modules are one more room; arrows between the rooms of
+a package run one way (docs/architecture.md draws them).
 """
 
 from __future__ import annotations
@@ -26,6 +30,13 @@ ALLOWED = {
 # A program entry no module imports: `python -m rules_core` is kept as an alias of
 # `python -m rules_hosts` (CONTRACT §3) and reaches it through runpy, not an import.
 ENTRY_SCRIPTS = {"rules_core.__main__"}
+# Entrances, not rooms: a package's ``__init__`` re-exports from its wings by design, a
+# ``__main__`` runs the CLI, and a shim keeps an old import path for third parties
+# (`rules_core.hookspecs` is `rules_core.plugins.hookspecs`; nothing inside imports it).
+SHIMS = {"rules_core.hookspecs"}
+WINGED = ("rules_core", "rules_hosts")
+ROOM_BUDGET = {"rules_core": 12, "rules_hosts": 10}  # top-level .py files, __init__ included
+MAX_LINES = 400
 
 
 def _modules() -> dict[str, Path]:
@@ -98,6 +109,34 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _room(module: str, modules: dict[str, Path]) -> str:
+    """The wing ``pkg.sub`` a module lives in, or ``pkg`` for a top-level module."""
+    parts = module.split(".")
+    wing = ".".join(parts[:2])
+    return wing if len(parts) > 1 and modules[wing].name == "__init__.py" else parts[0]
+
+
+def _is_entrance(module: str) -> bool:
+    return module in WINGED or module.endswith(".__main__") or module in SHIMS
+
+
+def _wing_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Rooms of one package and the arrows between them (entrances left out)."""
+    modules = _modules()
+    rooms: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        if source.split(".")[0] not in WINGED or _is_entrance(source):
+            continue
+        here = rooms.setdefault(_room(source, modules), set())
+        for target in targets:
+            if target.split(".")[0] == source.split(".")[0] and not _is_entrance(target):
+                there = _room(target, modules)
+                rooms.setdefault(there, set())
+                if there != _room(source, modules):
+                    here.add(there)
+    return rooms
+
+
 def test_the_graph_sees_the_imports_it_must_see():
     graph = _graph()
     assert "rules_core.plugins.hookspecs" in graph["rules_core.plugins.manager"]  # `from . import hookspecs`
@@ -111,6 +150,42 @@ def test_no_import_cycles():
 
 def test_a_planted_cycle_would_be_found():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_wings_import_one_way():
+    rooms = _wing_graph(_graph())
+    assert {"rules_core", "rules_core.engine", "rules_hosts.cli", "rules_hosts.session"} <= set(rooms)
+    assert "rules_core" in rooms["rules_core.engine"]  # the engine reads the model at the top
+    assert _cycles(rooms) == []
+
+
+def test_a_planted_back_arrow_between_wings_fails():
+    graph = _graph()
+    graph["rules_core.model"] = {*graph["rules_core.model"], "rules_core.engine.core"}  # top -> engine
+    graph["rules_hosts.session.facts"] = {*graph["rules_hosts.session.facts"], "rules_hosts.cli.app"}
+    cycles = _cycles(_wing_graph(graph))
+    assert any({"rules_core", "rules_core.engine"} <= set(c) for c in cycles)
+    assert any({"rules_hosts.cli", "rules_hosts.session"} <= set(c) for c in cycles)
+
+
+def test_nothing_inside_imports_a_shim_or_its_own_package_facade():
+    wrong = sorted(
+        f"{source} imports {target}"
+        for source, targets in _graph().items()
+        for target in targets
+        if target in SHIMS or (target in WINGED and source.split(".")[0] == target and source != target)
+    )
+    assert wrong == []
+
+
+def test_each_top_level_stays_small_and_each_module_readable():
+    for package, budget in ROOM_BUDGET.items():
+        assert len(list((ROOT / package).glob("*.py"))) <= budget, package
+    long = sorted(
+        str(path.relative_to(ROOT)) for package in PACKAGES for path in (ROOT / package).rglob("*.py")
+        if len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES
+    )
+    assert long == []
 
 
 def test_imports_run_one_way():
@@ -147,7 +222,7 @@ def test_the_library_api_loads_the_engine_but_no_host():
     assert not any(m.startswith("rules_hosts") for m in loaded["ours"] if m not in {
         # The default plugin set includes the hosts' tool tables and command plugins:
         # small modules that import only the core and the importers (never the session runtime).
-        "rules_hosts", "rules_hosts.protocols.host_tools", "rules_hosts.pi", "rules_hosts.pi.plugin", "rules_hosts.pi.native",
+        "rules_hosts", "rules_hosts.protocols", "rules_hosts.protocols.host_tools", "rules_hosts.pi", "rules_hosts.pi.plugin", "rules_hosts.pi.native",
         "rules_hosts.claude_code", "rules_hosts.claude_code.tools", "rules_hosts.claude_code.plugin",
         "rules_hosts.claude_code.native",
         "rules_hosts.plugins", "rules_hosts.plugins.serve", "rules_hosts.plugins.mcp",
@@ -160,5 +235,5 @@ def test_the_library_api_loads_the_engine_but_no_host():
 
 def test_a_small_plugin_loads_only_the_hook_markers():
     loaded = _loaded_after("import rules_plugins.tokens")
-    assert set(loaded["ours"]) <= {"rules_core", "rules_core.plugins.hookspecs", "rules_core.select", "rules_core.model",
+    assert set(loaded["ours"]) <= {"rules_core", "rules_core.plugins", "rules_core.plugins.hookspecs", "rules_core.select", "rules_core.model",
                                   "rules_plugins", "rules_plugins.tokens"}
