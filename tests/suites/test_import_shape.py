@@ -32,8 +32,9 @@ ALLOWED = {
 ENTRY_SCRIPTS = {"rules_core.__main__"}
 # Entrances, not rooms: a package's ``__init__`` re-exports from its wings by design, a
 # ``__main__`` runs the CLI, and a shim keeps an old import path for third parties
-# (`rules_core.hookspecs` is `rules_core.plugins.hookspecs`; nothing inside imports it).
-SHIMS = {"rules_core.hookspecs"}
+# (`rules_core.hookspecs`, `rules_core.testing`: the real modules under the old names;
+# nothing inside imports them).
+SHIMS = {"rules_core.hookspecs", "rules_core.testing"}
 WINGED = ("rules_core", "rules_hosts")
 ROOM_BUDGET = {"rules_core": 12, "rules_hosts": 10}  # top-level .py files, __init__ included
 MAX_LINES = 400
@@ -237,3 +238,21 @@ def test_a_small_plugin_loads_only_the_hook_markers():
     loaded = _loaded_after("import rules_plugins.tokens")
     assert set(loaded["ours"]) <= {"rules_core", "rules_core.plugins", "rules_core.plugins.hookspecs", "rules_core.select", "rules_core.model",
                                   "rules_plugins", "rules_plugins.tokens"}
+
+
+def test_old_import_paths_third_parties_use_keep_working():
+    loaded = _loaded_after(
+        "from rules_core.engine import Engine\nfrom rules_core.model import Rule\n"
+        "from rules_core.hookspecs import hookimpl\nimport rules_core.hookspecs, rules_core.plugins.hookspecs\n"
+        "assert rules_core.hookspecs is rules_core.plugins.hookspecs and Engine.__name__ == 'Engine'"
+    )
+    assert "rules_core.engine.core" in loaded["ours"]
+
+
+def test_a_conftest_naming_the_old_pytest_plugin_path_still_gets_its_fixtures(tmp_path):
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["rules_core.testing"]\n', encoding="utf-8")
+    (tmp_path / "test_rule.py").write_text(
+        "def test_one(rule_project):\n    assert rule_project is not None\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
