@@ -38,6 +38,9 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
+# This lazy-export helper is duplicated on purpose in rules_hosts/__init__.py: sharing it would mean
+# importing a helper module first, and `import rules_core` is budgeted to load nothing
+# but this file (tests/suites/test_import_shape.py; rules_hosts must not be imported by the core).
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:

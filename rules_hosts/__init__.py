@@ -1,10 +1,11 @@
-"""pi-rules hosts: everything that drives the engine from outside.
+"""pi-rules hosts: everything that drives the engine from outside, in wings.
 
-The CLI app (``cli``), the JSON shapes (``shapes``), one facts builder (``facts``), the
-session runtime with its persistence and mid-run attachment (``session``,
-``session_file``, ``attach``, ``session_stream``), ``serve``, the MCP server, ``stream
-test/scan``, the Claude Code adapter, and the host plugins (``plugins/``). The session
-runtime's public names are exported here and load on first use.
+``cli/`` (the ``pi-rules`` entry, the app and its own commands), ``session/`` (the session
+runtime, its file, results, stream, attachment, deliver-once, facts and trust store),
+``map/``, ``hook_server/``, ``protocols/`` (``serve``, MCP, host tool tables), one home
+per host (``claude_code/``, ``pi/``) and the command plugins (``plugins/``); the JSON
+shapes (``shapes``) are at the top. The session runtime's public names are exported
+here and load on first use.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ _EXPORTS = dict.fromkeys(
 __all__ = sorted(_EXPORTS)
 
 
+# This lazy-export helper is duplicated on purpose in rules_core/__init__.py: sharing it would mean
+# importing a helper module first, and `import rules_core` is budgeted to load nothing
+# but this file (tests/suites/test_import_shape.py; rules_hosts must not be imported by the core).
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
