@@ -32,9 +32,9 @@ ALLOWED = {
 ENTRY_SCRIPTS = {"rules_core.__main__"}
 # Entrances, not rooms: a package's ``__init__`` re-exports from its wings by design, a
 # ``__main__`` runs the CLI, and a shim keeps an old import path for third parties
-# (`rules_core.hookspecs`, `rules_core.testing`: the real modules under the old names;
+# (`rules_core.hookspecs`, `rules_core.testing`: the real modules under the old names;  # restructure: keep
 # nothing inside imports them).
-SHIMS = {"rules_core.hookspecs", "rules_core.testing"}
+SHIMS = {"rules_core.hookspecs", "rules_core.testing"}  # restructure: keep
 WINGED = ("rules_core", "rules_hosts")
 ROOM_BUDGET = {"rules_core": 12, "rules_hosts": 10}  # top-level .py files, __init__ included
 MAX_LINES = 400
@@ -155,8 +155,8 @@ def test_a_planted_cycle_would_be_found():
 
 def test_wings_import_one_way():
     rooms = _wing_graph(_graph())
-    assert {"rules_core", "rules_core.engine", "rules_hosts.cli", "rules_hosts.session"} <= set(rooms)
-    assert "rules_core" in rooms["rules_core.engine"]  # the engine reads the model at the top
+    assert {"rules_core", "rules_core.engine", "rules_hosts.cli", "rules_hosts.session"} <= set(rooms)  # restructure: keep (wing names)
+    assert "rules_core" in rooms["rules_core.engine"]  # the engine reads the model at the top; restructure: keep
     assert _cycles(rooms) == []
 
 
@@ -165,8 +165,8 @@ def test_a_planted_back_arrow_between_wings_fails():
     graph["rules_core.model"] = {*graph["rules_core.model"], "rules_core.engine.core"}  # top -> engine
     graph["rules_hosts.session.facts"] = {*graph["rules_hosts.session.facts"], "rules_hosts.cli.app"}
     cycles = _cycles(_wing_graph(graph))
-    assert any({"rules_core", "rules_core.engine"} <= set(c) for c in cycles)
-    assert any({"rules_hosts.cli", "rules_hosts.session"} <= set(c) for c in cycles)
+    assert any({"rules_core", "rules_core.engine"} <= set(c) for c in cycles)  # restructure: keep
+    assert any({"rules_hosts.cli", "rules_hosts.session"} <= set(c) for c in cycles)  # restructure: keep
 
 
 def test_nothing_inside_imports_a_shim_or_its_own_package_facade():
@@ -242,15 +242,16 @@ def test_a_small_plugin_loads_only_the_hook_markers():
 
 def test_old_import_paths_third_parties_use_keep_working():
     loaded = _loaded_after(
-        "from rules_core.engine import Engine\nfrom rules_core.model import Rule\n"
-        "from rules_core.hookspecs import hookimpl\nimport rules_core.hookspecs, rules_core.plugins.hookspecs\n"
-        "assert rules_core.hookspecs is rules_core.plugins.hookspecs and Engine.__name__ == 'Engine'"
+        "from rules_core.engine import Engine\nfrom rules_core.model import Rule\n"  # restructure: keep
+        "from rules_core.hookspecs import hookimpl\nimport rules_core.hookspecs, rules_core.plugins.hookspecs\n"  # restructure: keep
+        "assert rules_core.hookspecs is rules_core.plugins.hookspecs and Engine.__name__ == 'Engine'"  # restructure: keep
     )
     assert "rules_core.engine.core" in loaded["ours"]
 
 
 def test_a_conftest_naming_the_old_pytest_plugin_path_still_gets_its_fixtures(tmp_path):
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["rules_core.testing"]\n', encoding="utf-8")
+    conftest = 'pytest_plugins = ["rules_core.testing"]\n'  # restructure: keep
+    (tmp_path / "conftest.py").write_text(conftest, encoding="utf-8")
     (tmp_path / "test_rule.py").write_text(
         "def test_one(rule_project):\n    assert rule_project is not None\n", encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
