@@ -1,4 +1,6 @@
-"""The tree a discovery reads: the walk and its listing, containment, reading, ignore files and wildmatch, git, importer selection, and the in-memory and persistent caches with their files. The discovery pass itself is the engine's.
+"""The tree a discovery reads: the walk and its listing, containment, reading, ignore files
+and wildmatch, git, importer selection, and the in-memory and persistent caches with their
+files. The discovery pass itself is the engine's.
 
 Modules and their public names:
 

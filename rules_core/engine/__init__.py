@@ -1,4 +1,5 @@
-"""The engine: the discovery pass, evaluation, verdicts and their explanations. ``Engine`` is re-exported here: third parties import it from this wing's old module path, which stays.
+"""The engine: the discovery pass, evaluation, verdicts and their explanations. ``Engine``
+is re-exported here: third parties import it from this wing's old module path, which stays.
 
 Modules and their public names:
 

@@ -1,4 +1,5 @@
-"""Glob patterns: parsing, the guard and budget that bound hostile patterns, and the compiled per-rule matchers.
+"""Glob patterns: parsing, the guard and budget that bound hostile patterns, and the
+compiled per-rule matchers.
 
 Modules and their public names:
 

@@ -1,4 +1,5 @@
-"""The plugin framework: the hook specifications, the plugin manager, the typed hook calls and the entry-point scan.
+"""The plugin framework: the hook specifications, the plugin manager, the typed hook calls
+and the entry-point scan.
 
 Modules and their public names:
 

@@ -1,4 +1,5 @@
-"""Rule tests: the cases, their YAML, running and reporting them, and the pytest plugin (``-p rules_core.rule_tests.pytest_plugin``).
+"""Rule tests: the cases, their YAML, running and reporting them, and the pytest plugin
+(``-p rules_core.rule_tests.pytest_plugin``).
 
 Modules and their public names:
 

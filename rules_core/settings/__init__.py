@@ -1,4 +1,5 @@
-"""Settings: loading the files, parsing their values, and applying them to a discovery (plugin blocks, importer selection, warning filters).
+"""Settings: loading the files, parsing their values, and applying them to a discovery
+(plugin blocks, importer selection, warning filters).
 
 Modules and their public names:
 

@@ -1,8 +1,13 @@
-"""The ``pi-rules`` entry point (the console script ``rules_hosts.cli:main``).
+"""The command line, and the ``pi-rules`` entry (the console script ``rules_hosts.cli:main``).
 
 ``pi-rules hook claude-code`` runs once per Claude Code hook event, so before anything
-heavy is imported it tries the resident hook server (``hook_client``); every other
-command, and a hook the server cannot answer, runs the full CLI (``cli_app``).
+heavy is imported ``main`` tries the resident hook server through ``hook_client``
+(stdlib only); every other command, and a hook the server cannot answer, runs the app.
+
+Modules and their public names: ``app`` (``main``, the parser and the built-in commands),
+``options`` (the global options), ``config`` (``config`` and ``configured_engine``),
+``init``, ``trust`` (``trust``/``untrust``), ``stream`` (``stream test``/``scan``),
+``launch`` (the command that starts this pi-rules, for host configs), ``hook_client``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The session runtime: the session, its file, results and stream, mid-run attachment, deliver-once, the facts builder and the trust store.
+"""The session runtime: the session, its file, results and stream, mid-run attachment,
+deliver-once, the facts builder and the trust store.
 
 Modules and their public names:
 
