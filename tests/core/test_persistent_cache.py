@@ -282,7 +282,8 @@ def test_random_mutations_never_change_the_output(project: tuple[Path, dict[str,
 
 _SLOW_WRITER = """
 import os, sys, time
-from rules_core import cache_files, persistent
+import rules_core.discovery.cache_files as cache_files
+import rules_core.discovery.persistent as persistent
 def slow(directory, name, data):  # the project file's write: half written, then killed
     import tempfile
     fd, temporary = tempfile.mkstemp(prefix=cache_files._TEMP_PREFIX, dir=directory)
