@@ -80,7 +80,8 @@ class Server:
             try:
                 conn, _ = listener.accept()
             except socket.timeout:
-                return  # idle
+                _log(f"idle for {self.idle:g} s: exiting")
+                return
             with conn:
                 if not self._answer(conn):
                     return  # the code changed: the next call starts a fresh server
@@ -206,6 +207,12 @@ def _as_caller(header: dict[str, Any], stdin: io.TextIOBase, stdout: io.StringIO
         os.chdir(saved_cwd)
 
 
+def _log(line: str) -> None:
+    """One line in server.log (the server's stdout), where a client or a test can see its life."""
+    if sys.__stdout__ is not None:
+        print(line, file=sys.__stdout__, flush=True)
+
+
 def _idle_seconds(raw: str | None) -> float:
     try:
         value = float(raw or IDLE_SECONDS)
@@ -236,6 +243,7 @@ def run(path: str) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a plain kill still removes the socket
     with open(path + ".pid", "w") as pid:  # written once it listens: "ready" for whoever waits
         pid.write(f"{os.getpid()}\n")
+    _log(f"listening as pid {os.getpid()}")
     try:
         Server(_idle_seconds(os.environ.get(IDLE_ENV))).serve(listener)
     finally:
