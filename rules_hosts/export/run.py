@@ -19,7 +19,7 @@ USAGE = 2
 def run_export(command: Any) -> int:
     args, engine, cwd = command.args, command.engine, command.cwd
     settings = engine.settings(cwd, not args.untrusted)
-    targets, problem = _targets(args.to, settings.value("export.to"))
+    targets, problem = _targets(args.to, settings.items("export.to"))
     if problem:
         print(f"pi-rules export: {problem}", file=sys.stderr)
         return USAGE
@@ -46,18 +46,20 @@ def run_export(command: Any) -> int:
     return 1 if args.check and (outcome.written or outcome.removed) else 0
 
 
-def _targets(given: Sequence[str] | None, setting: Any) -> tuple[list[str], str]:
-    """The targets named by --to (comma lists, repeatable) or else by ``[export] to``."""
-    from_option = given is not None
-    names = [n.strip() for item in (given or ()) for n in item.split(",") if n.strip()] if from_option \
-        else list(setting.value)
-    where = "--to" if from_option else f"[export] to in {setting.source or setting.level}"
+def _targets(given: Sequence[str] | None, setting: Sequence[tuple[str, Any]]) -> tuple[list[str], str]:
+    """The targets named by --to (comma lists, repeatable) or else by ``[export] to``
+    (``setting``: each item with the settings value that listed it)."""
+    if given is not None:
+        names, where = [n.strip() for item in given for n in item.split(",") if n.strip()], {}
+    else:
+        names, where = [name for name, _ in setting], {name: value.source or value.level for name, value in setting}
     if not names:
         return [], ("name the targets with --to TARGET[,TARGET…] or [export] to = [...] in .pi/rules.toml; "
                     f"targets: {', '.join(TARGETS)}")
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
-        return [], f"{where}: unknown target {safe_line(unknown[0])!r}; targets: {', '.join(TARGETS)}"
+        said = f"[export] to in {where[unknown[0]]}" if where else "--to"
+        return [], f"{said}: unknown target {safe_line(unknown[0])!r}; targets: {', '.join(TARGETS)}"
     return list(dict.fromkeys(names)), ""
 
 

@@ -99,6 +99,7 @@ def compare(plan: Plan, root: str) -> tuple[Outcome, dict[str, str | None]]:
     outcome = Outcome()
     changes: dict[str, str | None] = {}
     wanted: dict[str, tuple[str, str]] = dict(plan.files)
+    sections: set[str] = set()  # hand-written files whose marked section is ours
     for rel, (target, section) in plan.sections.items():
         try:
             existing = read_text(root, rel)
@@ -111,6 +112,7 @@ def compare(plan: Plan, root: str) -> tuple[Outcome, dict[str, str | None]]:
                                                      "its end); fix or remove them, then export again"))
             continue
         wanted[rel] = (target, text)
+        sections.add(rel)
     for rel, (target, text) in sorted(wanted.items()):
         try:
             existing = read_text(root, rel)
@@ -120,7 +122,7 @@ def compare(plan: Plan, root: str) -> tuple[Outcome, dict[str, str | None]]:
         if existing == text:
             outcome.unchanged.append(rel)
             continue
-        if existing is not None and MARKER not in existing:
+        if existing is not None and MARKER not in existing and rel not in sections:
             outcome.refused.append(Skip(plan.owners.get(rel, "*"), target, f"{rel} exists and was not written by pi-rules; "
                                                                 "not overwriting it (move it, or rename the rule)"))
             continue
