@@ -28,6 +28,7 @@ from .cli_options import DISTRIBUTION, global_parser, share_global_options, vers
 from .config_cmd import add_budget_options, add_config_command, command_options, configured_engine
 from .facts import LIVE, host_facts
 from .init import run_init
+from .previews.output import is_preview, run_preview
 from .shapes import conditions_json, errors_json, evaluation_json, explanation_json, rule_json, warnings_json
 
 # configured_engine's signature: (cwd, trusted, blocked plugins, argv, environment).
@@ -294,6 +295,8 @@ def _cmd_read(command: Command) -> int:
 
 
 def _cmd_render(command: Command) -> int:
+    if is_preview(command.args.host):  # an agent pi-rules does not drive: what it loads itself
+        return run_preview(command, "render")
     evaluation = command.engine.evaluate(command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
@@ -303,6 +306,8 @@ def _cmd_render(command: Command) -> int:
 
 
 def _cmd_report(command: Command) -> int:
+    if is_preview(command.args.host):
+        return run_preview(command, "report")
     evaluation = command.engine.evaluate(command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
