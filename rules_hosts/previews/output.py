@@ -13,7 +13,9 @@ from .compute import preview
 from .model import Preview
 from .profiles import PROFILES
 
-_LABELS = {"loaded": "loaded", "on-demand": "on demand", "manual": "manual", "not-loaded": "not loaded",
+# A manual file is one the agent never loads by itself: the text says "not loaded", the
+# reason and the JSON state say "manual".
+_LABELS = {"loaded": "loaded", "on-demand": "on demand", "manual": "not loaded", "not-loaded": "not loaded",
            "cut": "cut"}
 
 
