@@ -143,3 +143,20 @@ def test_preview_hosts_are_listed_and_an_untrusted_project_previews_nothing(caps
     assert {"codex", "cursor", "copilot", "gemini", "kiro", "windsurf"} <= {h["name"] for h in data["hosts"]}
     data = json.loads(run(capsys, project.cwd, "--untrusted", "--json", "report", "--host", "codex")[1])
     assert data["files"] == []
+
+
+def test_map_with_a_preview_host_draws_only_what_the_agent_loads(capsys, project):
+    project.write({
+        "src/a.ts": "x",
+        ".cursor/rules/ts.mdc": "---\nglobs: src/**/*.ts\nalwaysApply: false\n---\nTypeScript.\n",
+        ".cursor/rules/manual.mdc": "---\ndescription:\nalwaysApply: false\n---\nOnly when mentioned.\n",
+        ".pi/rules/own.md": rule_text("pi-rules' own rule.", alwaysApply=True),
+    })
+    data = json.loads(run(capsys, project.cwd, "map", "--format", "json", "--host", "cursor")[1])
+    ids = {r["id"] for folder in data["folders"] for r in folder["rules"]}
+    assert ids == {"ts"}
+    src = next(f for f in data["folders"] if f["path"] == "src")
+    assert [(r["id"], r["status"], r["kind"]) for r in src["rules"]] == [("ts", "active", "path")]
+    # positive control: without the preview, pi-rules' own rule and the manual one (its index) are drawn
+    plain = json.loads(run(capsys, project.cwd, "map", "--format", "json")[1])
+    assert {"own", "manual", "ts"} <= {r["id"] for folder in plain["folders"] for r in folder["rules"]}
