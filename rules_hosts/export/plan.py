@@ -34,6 +34,8 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     folders: dict[str, str] = field(default_factory=dict)  # target -> the folder it owns
     owners: dict[str, str] = field(default_factory=dict)  # path -> the id of the rule it holds
+    # Sources that failed to parse this run: their earlier files are kept, not removed as stale.
+    broken: set[str] = field(default_factory=set)
 
 
 def make_plan(rules: Iterable[Rule], targets: Iterable[str], root: str, lossy: bool,

@@ -18,6 +18,11 @@ USAGE = 2
 
 def run_export(command: Any) -> int:
     args, engine, cwd = command.args, command.engine, command.cwd
+    if args.untrusted:
+        # An untrusted project's rules are not read: exporting "nothing" would remove every file.
+        print("pi-rules export: the project is not trusted, so its rules are not read and there is nothing to "
+              "export; run it without --untrusted", file=sys.stderr)
+        return USAGE
     settings = engine.settings(cwd, not args.untrusted)
     targets, problem = _targets(args.to, settings.items("export.to"))
     if problem:
@@ -28,7 +33,7 @@ def run_export(command: Any) -> int:
         print(f"pi-rules export: --from {safe_line(args.source)}: no such importer; choose one of "
               f"{', '.join(sorted(importers))}", file=sys.stderr)
         return USAGE
-    discovery = engine.discover(cwd, not args.untrusted)
+    discovery = engine.discover(cwd, True)
     plugins = (args.source,) if args.source is not None else NATIVE
     rules = [rule for rule in discovery.rules if rule.file.plugin in plugins and rule.source == "project"]
     for error in discovery.errors:
@@ -37,6 +42,7 @@ def run_export(command: Any) -> int:
                   "(that file is not exported)", file=sys.stderr)
     out = os.path.abspath(os.path.join(cwd, args.out)) if args.out else cwd
     plan = make_plan(rules, targets, cwd, args.lossy, lambda rule: _is_stream(engine, rule))
+    plan.broken = {os.path.relpath(error.path, cwd).replace(os.sep, "/") for error in discovery.errors}
     outcome, changes = compare(plan, out)
     if not (args.check or args.dry_run):
         apply(out, changes, outcome)

@@ -170,8 +170,11 @@ def _stale(plan: Plan, root: str, wanted: set[str]) -> list[str]:
                     text = read_text(root, rel)
                 except Refused:
                     continue
-                if text is not None and text.startswith("---\n# " + MARKER + " from "):
-                    found.append(rel)
+                head = "---\n# " + MARKER + " from "
+                if text is not None and text.startswith(head):
+                    source = text[len(head):].split("\n", 1)[0].split("; edit that file", 1)[0]
+                    if source not in plan.broken:  # a rule that failed to parse keeps its last good copy
+                        found.append(rel)
     return sorted(found)
 
 

@@ -207,3 +207,38 @@ def test_the_precommit_hook_and_the_action_input_run_export_check():
     assert action["inputs"]["export-check"]["default"] == "false"
     step = next(s for s in action["runs"]["steps"] if s.get("if") == "inputs.export-check == 'true'")
     assert step["run"].strip() == "pi-rules export --check"
+
+
+def test_an_untrusted_run_is_refused_and_removes_nothing(capsys, project):
+    run(capsys, project, "export", "--to", "claude")
+    code, _, err = run(capsys, project, "--untrusted", "export", "--to", "claude")
+    assert code == 2 and "the project is not trusted" in err
+    assert (project.cwd / ".claude/rules/style.md").is_file()
+
+
+def test_a_rule_that_stops_parsing_keeps_its_last_exported_file(capsys, project):
+    run(capsys, project, "export", "--to", "claude")
+    project.write({".pi/rules/style.md": "---\ndescription: [broken\n---\nUse tabs.\n"})
+    code, _, err = run(capsys, project, "export", "--to", "claude")
+    assert code == 0 and "style.md: yaml-syntax" in err
+    assert "Use tabs." in (project.cwd / ".claude/rules/style.md").read_text()
+    # positive control: a rule that is gone does lose its file
+    os.remove(project.cwd / ".pi/rules/style.md")
+    run(capsys, project, "export", "--to", "claude")
+    assert not (project.cwd / ".claude/rules/style.md").exists()
+
+
+def test_match_modes_nested_rules_and_stream_rules(capsys, project):
+    project.write({
+        ".pi/rules/both.md": rule_text("Both.", description="Both", globs=["lib/**"]),
+        ".pi/rules/exists.md": rule_text("Exists.", description="Exists", globs=["Cargo.toml"], match="exists"),
+        "packages/web/.pi/rules/web.md": rule_text("Web.", description="Web", globs=["src/**"], match="touched"),
+        "packages/web/.pi/rules/all.md": rule_text("All of web.", description="Web always", alwaysApply=True),
+    })
+    code, out, err = run(capsys, project, "--json", "export", "--to", "cline")
+    assert code == 0
+    assert "pi-rules export: note: both.md → cline: match: both keeps only its touched half" in err
+    skipped = {s["rule"]: s["reason"] for s in json.loads(out)["skipped"]}
+    assert skipped["exists"].startswith("cline cannot express match: exists")
+    assert '"packages/web/src/**"' in (project.cwd / ".clinerules/packages-web-web.md").read_text()
+    assert '"packages/web/**"' in (project.cwd / ".clinerules/packages-web-all.md").read_text()
