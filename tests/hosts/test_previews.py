@@ -26,6 +26,13 @@ def run(capsys, cwd, *args):
     return code, captured.out, captured.err
 
 
+def _golden_report(capsys, cwd, host: str, touched: str, golden: str) -> str:
+    code, out, _ = run(capsys, cwd, "report", "--host", host, "--touched", touched)
+    assert code == 0
+    check_golden(golden, out)
+    return out
+
+
 def _chain(project) -> None:
     """A 40 KiB AGENTS.md chain: 20 KiB at the root, 10 KiB in packages, 10 KiB in the app."""
     project.write({
@@ -78,9 +85,7 @@ def test_cursor_lists_a_manual_rule_as_not_loaded(capsys, project):
         ".cursor/rules/manual.mdc": "---\ndescription:\nglobs:\nalwaysApply: false\n---\nOnly when mentioned.\n",
         "AGENTS.md": "# Agents\nShared.\n",
     })
-    code, out, _ = run(capsys, project.cwd, "report", "--host", "cursor", "--touched", "src/a.ts")
-    assert code == 0
-    check_golden("preview-cursor.txt", out)
+    out = _golden_report(capsys, project.cwd, "cursor", "src/a.ts", "preview-cursor.txt")
     assert "  not loaded  .cursor/rules/manual.mdc  (21 B)\n              Manual rule" in out
     context = run(capsys, project.cwd, "render", "--host", "cursor", "--touched", "src/a.ts")[1]
     assert "Only when mentioned." not in context and "Deploy." not in context
@@ -94,9 +99,7 @@ def test_copilot_follows_vs_code_apply_to_not_rule_spec(capsys, project):
         ".github/instructions/all.instructions.md": '---\napplyTo: "*"\n---\nEverywhere.\n',
         ".github/instructions/none.instructions.md": "---\ndescription: Release notes\n---\nOnly when attached.\n",
     })
-    code, out, _ = run(capsys, project.cwd, "report", "--host", "copilot", "--touched", "pkg/Deep/MOD.PY")
-    assert code == 0
-    check_golden("preview-copilot.txt", out)
+    _golden_report(capsys, project.cwd, "copilot", "pkg/Deep/MOD.PY", "preview-copilot.txt")
     data = json.loads(run(capsys, project.cwd, "--json", "report", "--host", "copilot", "--touched",
                           "pkg/Deep/MOD.PY")[1])
     states = {f["relativePath"]: f["state"] for f in data["files"]}
