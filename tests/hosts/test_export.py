@@ -242,3 +242,17 @@ def test_match_modes_nested_rules_and_stream_rules(capsys, project):
     assert skipped["exists"].startswith("cline cannot express match: exists")
     assert '"packages/web/src/**"' in (project.cwd / ".clinerules/packages-web-web.md").read_text()
     assert '"packages/web/**"' in (project.cwd / ".clinerules/packages-web-all.md").read_text()
+
+
+def test_a_linked_target_file_or_memory_file_is_refused_and_left_alone(capsys, project, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("not yours\n")
+    os.makedirs(project.cwd / ".kiro/steering")
+    os.symlink(outside, project.cwd / ".kiro/steering/style.md")
+    os.symlink(outside, project.cwd / "AGENTS.md")
+    code, _, err = run(capsys, project, "export", "--to", "kiro,agents-md")
+    assert code == 1
+    assert "refused: .kiro/steering/style.md is a symbolic link" in err
+    assert "refused: AGENTS.md is a symbolic link" in err
+    assert outside.read_text() == "not yours\n"
+    assert (project.cwd / ".kiro/steering/web/ts.md").is_file()  # positive control

@@ -91,3 +91,30 @@ def test_exported_rules_activate_as_the_native_ones(target, generated, monkeypat
             expected = _states(native, home, "none", touched)
             expected = {body: state for body, state in expected.items() if f"r{body.split()[1]}" not in skipped}
             assert _states(out, home, importer, touched) == expected, (touched, Path(out).as_posix())
+
+
+text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")) | st.sampled_from("\n#:'\"-{}[]*&!|>%@`"),
+               min_size=1, max_size=40)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(description=text.filter(lambda t: t.strip() and "\n" not in t), body=text)
+def test_any_description_and_body_come_back_without_errors(target, description, body, monkeypatch, capsys):
+    """Whatever the text, the exported file parses in its own importer and keeps the body."""
+    body = "Body 0 marker.\n" + body.replace("\r", "")
+    with tempfile.TemporaryDirectory() as scratch:
+        native, out, home = (os.path.join(scratch, name) for name in ("native", "out", "home"))
+        os.makedirs(home)
+        monkeypatch.setenv("HOME", home)
+        make_rules(native, {".pi/rules/r0.md": rule_text(body, description=description, alwaysApply=True)})
+        source = Engine(fresh_manager(), home=home, env={"HOME": home, "PI_RULES_IMPORT": "none"})
+        native_rules = source.discover(native).rules
+        if not native_rules:
+            return  # the text did not make a valid native rule (e.g. a body that closes the frontmatter)
+        assert main(["--cwd", native, "export", "--to", target, "--out", out]) == 0
+        capsys.readouterr()
+        env = {"HOME": home, "PI_RULES_IMPORT": target}
+        found = Engine(fresh_manager(), home=home, env=env).discover(out)
+        assert found.errors == ()
+        assert any(native_rules[0].body.strip() in rule.body for rule in found.rules)
