@@ -52,7 +52,7 @@ def preview(engine: Engine, facts: Facts, profile: Profile) -> Preview:
     found = agent_discovery(engine, facts.cwd, facts.trusted, profile)
     entries, warnings, context = judged(engine.evaluate(facts, found), facts, profile)
     warnings = [*warnings, *(f"{e.path}: {e.kind}: {e.message}" for e in found.errors)]
-    return Preview(profile.name, profile.title, tuple(entries), tuple(warnings), context)
+    return Preview(profile.name, profile.title, profile.unit, tuple(entries), tuple(warnings), context)
 
 
 _STATUS = {"loaded": "active", "cut": "active", "on-demand": "on-demand"}

@@ -27,6 +27,7 @@ class Entry:
 class Preview:
     host: str
     title: str
+    unit: str
     entries: tuple[Entry, ...]
     warnings: tuple[str, ...]
     context: str  # what the agent puts in its context, joined as it joins it
@@ -44,3 +45,4 @@ class Profile:
     judge: Callable[[Outcome, Facts], Entry]
     finish: Callable[[list[Entry], Facts], tuple[list[Entry], list[str], str]]
     order: Callable[[Entry], tuple] | None = None
+    unit: str = "B"  # what ``Entry.size`` counts: bytes, or characters where the agent's cap counts them

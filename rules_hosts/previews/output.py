@@ -39,7 +39,7 @@ def preview_json(found: Preview, cwd: str) -> dict[str, Any]:
     return {
         "host": found.host, "preview": True,
         "files": [{"path": e.path, "relativePath": _shown(e.path, cwd), "id": e.rule_id, "state": e.state,
-                   "reason": e.reason, "size": e.size, "loadedSize": len(e.text.encode("utf-8"))}
+                   "reason": e.reason, "size": e.size, "loadedSize": _size(e.text, found.unit)}
                   for e in found.entries],
         "warnings": list(found.warnings),
     }
@@ -51,7 +51,8 @@ def report_text(found: Preview, cwd: str) -> str:
     if not found.entries:
         lines.append(f"  no file of {found.title}'s here")
     for item in found.entries:
-        size = f"{item.size} B" if item.state != "cut" else f"{len(item.text.encode('utf-8'))} of {item.size} B"
+        kept = _size(item.text, found.unit)
+        size = f"{item.size} {found.unit}" if item.state != "cut" else f"{kept} of {item.size} {found.unit}"
         lines.append(f"  {_LABELS[item.state]:<10}  {_shown(item.path, cwd)}  ({size})")
         lines.append(f"              {item.reason}")
     loaded = sum(1 for e in found.entries if e.state in ("loaded", "cut"))
@@ -64,3 +65,7 @@ def report_text(found: Preview, cwd: str) -> str:
 def _shown(path: str, cwd: str) -> str:
     relative = os.path.relpath(path, cwd)
     return path if relative.startswith("..") and os.path.isabs(path) and relative.count("..") > 3 else relative
+
+
+def _size(text: str, unit: str) -> int:
+    return len(text) if unit == "chars" else len(text.encode("utf-8"))

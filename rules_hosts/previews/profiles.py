@@ -26,5 +26,5 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             gemini_judge, gemini_finish, gemini_order),
     Profile("kiro", "Kiro", PREVIEWS["kiro"], ("kiro",), kiro_judge, plain_finish),
     Profile("windsurf", "Windsurf", PREVIEWS["windsurf"],
-            ("windsurf", "agents-md"), windsurf_judge, windsurf_finish, _global_first),
+            ("windsurf", "agents-md"), windsurf_judge, windsurf_finish, _global_first, "chars"),
 )}
