@@ -28,7 +28,7 @@ from .cli_options import DISTRIBUTION, global_parser, share_global_options, vers
 from .config_cmd import add_budget_options, add_config_command, command_options, configured_engine
 from .facts import LIVE, host_facts
 from .init import run_init
-from .previews.output import is_preview, run_preview
+from .previews.plugin import PREVIEWS
 from .shapes import conditions_json, errors_json, evaluation_json, explanation_json, rule_json, warnings_json
 
 # configured_engine's signature: (cwd, trusted, blocked plugins, argv, environment).
@@ -295,8 +295,8 @@ def _cmd_read(command: Command) -> int:
 
 
 def _cmd_render(command: Command) -> int:
-    if is_preview(command.args.host):  # an agent pi-rules does not drive: what it loads itself
-        return run_preview(command, "render")
+    if command.args.host in PREVIEWS:  # an agent pi-rules does not drive: what it loads by itself
+        return _preview(command, "render")
     evaluation = command.engine.evaluate(command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
@@ -306,14 +306,20 @@ def _cmd_render(command: Command) -> int:
 
 
 def _cmd_report(command: Command) -> int:
-    if is_preview(command.args.host):
-        return run_preview(command, "report")
+    if command.args.host in PREVIEWS:
+        return _preview(command, "report")
     evaluation = command.engine.evaluate(command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
         sys.stdout.write(command.render("report", {"evaluation": evaluation}))
     return 0
+
+
+def _preview(command: Command, kind: str) -> int:
+    from .previews.output import run_preview  # only a preview pays for the agents' profiles
+
+    return run_preview(command, kind)
 
 
 def _cmd_plugins(command: Command) -> int:

@@ -19,10 +19,6 @@ _LABELS = {"loaded": "loaded", "on-demand": "on demand", "manual": "not loaded",
            "cut": "cut"}
 
 
-def is_preview(host: str | None) -> bool:
-    return host in PROFILES
-
-
 def run_preview(command: Any, kind: str) -> int:
     """``report`` or ``render`` for ``--host`` naming a previewed agent."""
     found = preview(command.engine, command.facts(), PROFILES[command.args.host])
