@@ -4,7 +4,9 @@ does not drive loads by itself, in its order, under its caps — on real trees."
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -163,3 +165,21 @@ def test_map_with_a_preview_host_draws_only_what_the_agent_loads(capsys, project
     # positive control: without the preview, pi-rules' own rule and the manual one (its index) are drawn
     plain = json.loads(run(capsys, project.cwd, "map", "--format", "json")[1])
     assert {"own", "manual", "ts"} <= {r["id"] for folder in plain["folders"] for r in folder["rules"]}
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "previews"
+
+
+def test_vs_codes_own_instructions_as_vs_code_attaches_them(capsys, project):
+    """VS Code's own repository (fixtures/previews/vscode/SOURCE): its TypeScript file
+    applies by `applyTo`, its IDisposable file has no `applyTo`, so VS Code attaches it only
+    by hand — while pi-rules' own reading (RULE-SPEC) always applies it."""
+    shutil.copytree(FIXTURES / "vscode" / ".github", project.cwd / ".github")
+    touched = "src/vs/base/common/lifecycle.ts"
+    data = json.loads(run(capsys, project.cwd, "--json", "report", "--host", "copilot", "--touched", touched)[1])
+    assert {f["relativePath"]: f["state"] for f in data["files"]} == {
+        ".github/instructions/disposable.instructions.md": "manual",
+        ".github/instructions/typescript.instructions.md": "loaded"}
+    plain = json.loads(run(capsys, project.cwd, "--json", "report", "--touched", touched)[1])
+    assert {r["relativePath"]: r["status"] for r in plain["rules"]} == {
+        "disposable.instructions.md": "active", "typescript.instructions.md": "active"}
