@@ -205,7 +205,8 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
 def _add_host(parser: argparse.ArgumentParser, hosts: tuple[str, ...]) -> None:
     parser.add_argument(
         "--host", default=None, choices=hosts or None, metavar="NAME",
-        help=f"evaluate as this host would, leaving out the files its agent reads itself ({', '.join(hosts)})",
+        help=f"evaluate as this host would, leaving out the files its agent reads itself; for an agent "
+             f"pi-rules does not drive, preview what it loads by itself ({', '.join(hosts)})",
     )
 
 
@@ -358,7 +359,8 @@ def _cmd_plugins(command: Command) -> int:
             print(f"  {safe_line(importer.name).ljust(name_width)}  {state:<8}  {default:<14}  {safe_line(importer.summary)}")
     hosts = engine.hooks.hosts()
     if hosts:
-        print("\nhosts (--host NAME leaves out what that host's agent reads itself):")
+        print("\nhosts (--host NAME leaves out what that host's agent reads itself; "
+              "a preview shows what its agent loads by itself):")
         host_width = max(len(name) for name in hosts)
         for name, host in hosts.items():
             print(f"  {safe_line(name).ljust(host_width)}  {safe_line(host.summary)}")

@@ -144,4 +144,5 @@ def test_plugins_lists_the_hosts(monkeypatch, capsys, rule_project):
     assert [h["name"] for h in hosts] == ["claude-code", "codex", "copilot", "cursor", "gemini", "kiro", "pi",
                                           "windsurf"]
     assert main(["--cwd", str(rule_project.cwd), "plugins"]) == 0
-    assert "\nhosts (--host NAME leaves out what that host's agent reads itself):\n  claude-code  " in capsys.readouterr().out
+    assert ("\nhosts (--host NAME leaves out what that host's agent reads itself; a preview shows what its agent "
+            "loads by itself):\n  claude-code  ") in capsys.readouterr().out
