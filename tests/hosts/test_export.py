@@ -228,7 +228,7 @@ def test_a_rule_that_stops_parsing_keeps_its_last_exported_file(capsys, project)
     assert not (project.cwd / ".claude/rules/style.md").exists()
 
 
-def test_match_modes_nested_rules_and_stream_rules(capsys, project):
+def test_match_modes_and_nested_rules_rebased_onto_the_project(capsys, project):
     project.write({
         ".pi/rules/both.md": rule_text("Both.", description="Both", globs=["lib/**"]),
         ".pi/rules/exists.md": rule_text("Exists.", description="Exists", globs=["Cargo.toml"], match="exists"),
@@ -256,3 +256,13 @@ def test_a_linked_target_file_or_memory_file_is_refused_and_left_alone(capsys, p
     assert "refused: AGENTS.md is a symbolic link" in err
     assert outside.read_text() == "not yours\n"
     assert (project.cwd / ".kiro/steering/web/ts.md").is_file()  # positive control
+
+
+def test_a_stream_rule_is_left_out_naming_it(capsys, project):
+    project.write({".pi/rules/nolog.md": rule_text("Use the logger.", description="No console.log",
+                                                   condition="console\\.log\\(")})
+    code, out, _ = run(capsys, project, "--json", "export", "--to", "windsurf")
+    skipped = {s["rule"]: s["reason"] for s in json.loads(out)["skipped"]}
+    assert code == 0 and skipped["nolog"].startswith("windsurf cannot express stream rule (it watches the model's output)")
+    assert not (project.cwd / ".windsurf/rules/nolog.md").exists()
+    assert (project.cwd / ".windsurf/rules/style.md").exists()  # positive control
