@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -74,8 +75,9 @@ def _exported(rule: Rule, target: str, on_demand: bool, globs: bool, root: str, 
         found = widened(Activation(found.kind, found.globs, (), found.notes), on_demand, globs)
     plan.warnings += [f"{rule.relative_path} → {target}: {note}" for note in found.notes]
     source = os.path.relpath(rule.file.path, root).replace(os.sep, "/")
-    name = rule.relative_path.replace(os.sep, "/").rsplit(".", 1)[0]
-    name = f"{prefix}/{name}" if prefix else name
+    folder, base = posixpath.split(posixpath.splitext(rule.relative_path.replace(os.sep, "/"))[0])
+    base = base.lstrip(".") or rule.id  # `.cursorrules` (with --from) is named `cursorrules`
+    name = posixpath.join(*(part for part in (prefix, folder, base) if part))
     return Exported(source, name, rule.description, rule.body, found, tuple(missing))
 
 

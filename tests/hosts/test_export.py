@@ -266,3 +266,9 @@ def test_a_stream_rule_is_left_out_naming_it(capsys, project):
     assert code == 0 and skipped["nolog"].startswith("windsurf cannot express stream rule (it watches the model's output)")
     assert not (project.cwd / ".windsurf/rules/nolog.md").exists()
     assert (project.cwd / ".windsurf/rules/style.md").exists()  # positive control
+
+
+def test_from_a_file_without_a_stem_names_the_export_after_the_file(capsys, project):
+    project.write({".cursorrules": "Legacy Cursor rules.\n"})
+    assert run(capsys, project, "export", "--from", "cursor", "--to", "claude")[0] == 0
+    assert "Legacy Cursor rules." in (project.cwd / ".claude/rules/cursorrules.md").read_text()
