@@ -85,6 +85,8 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "stream-cli": "rules_hosts.plugins.stream_cli",
     "trust": "rules_hosts.plugins.trust",
     "rule-test": "rules_hosts.plugins.rule_test",  # `pi-rules test` (docs/testing-rules.md)
+    "export": "rules_hosts.plugins.export",  # `pi-rules export` (docs/export.md)
+    "previews": "rules_hosts.previews.plugin",  # --host codex|cursor|copilot|gemini|kiro|windsurf
 }
 
 

@@ -15,12 +15,12 @@ from rules_core.model import RuleError
 
 PLUGIN = "settings"  # the ``plugin`` of the errors reported here
 SCALAR_KEYS = ("max_tokens", "overflow", "import", "attach", "trust")
-LIST_KEYS = ("disable", "plugins.block", "plugins.required", "lint.ignore")
+LIST_KEYS = ("disable", "plugins.block", "plugins.required", "lint.ignore", "export.to")
 KEYS = ("max_tokens", "overflow", "import", "disable", "attach", "trust", "plugins.block", "plugins.required",
-        "lint.ignore")
+        "lint.ignore", "export.to")
 OVERFLOWS = ("drop", "index")
 TRUST_MODES = ("ask", "always", "never")  # docs/trust.md; the user's file only
-_TABLES = {"plugins": ("block", "required"), "lint": ("ignore",)}
+_TABLES = {"plugins": ("block", "required"), "lint": ("ignore",), "export": ("to",)}
 _TOP = (*SCALAR_KEYS, "disable", *_TABLES)
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -193,6 +193,8 @@ VALIDATORS: Mapping[str, Callable[[Any], Any]] = MappingProxyType({
     "plugins.block": _list_of('block = ["copilot"] under [plugins]'),
     "plugins.required": _list_of('required = ["pi-rules-rulebook"] under [plugins]'),
     "lint.ignore": _list_of('ignore = ["dead-glob"] under [lint]'),
+    # The target names belong to the export command (rules_hosts); it says which it knows.
+    "export.to": _list_of('to = ["cursor", "copilot"] under [export]'),
 })
 
 _KEY_PART = r'(?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\')'

@@ -36,6 +36,7 @@ from rules_hosts.shapes import (
     rule_json,
     warnings_json,
 )
+from rules_hosts.previews.plugin import PREVIEWS
 
 # configured_engine's signature: (cwd, trusted, blocked plugins, argv, environment).
 EngineFactory = Callable[[str, bool, Sequence[str], Sequence[str], Mapping[str, str]], Engine]
@@ -211,7 +212,8 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
 def _add_host(parser: argparse.ArgumentParser, hosts: tuple[str, ...]) -> None:
     parser.add_argument(
         "--host", default=None, choices=hosts or None, metavar="NAME",
-        help=f"evaluate as this host would, leaving out the files its agent reads itself ({', '.join(hosts)})",
+        help=f"evaluate as this host would, leaving out the files its agent reads itself; for an agent "
+             f"pi-rules does not drive, preview what it loads by itself ({', '.join(hosts)})",
     )
 
 
@@ -301,6 +303,8 @@ def _cmd_read(command: Command) -> int:
 
 
 def _cmd_render(command: Command) -> int:
+    if command.args.host in PREVIEWS:  # an agent pi-rules does not drive: what it loads by itself
+        return _preview(command, "render")
     evaluation = command.engine.evaluate(command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
@@ -310,12 +314,20 @@ def _cmd_render(command: Command) -> int:
 
 
 def _cmd_report(command: Command) -> int:
+    if command.args.host in PREVIEWS:
+        return _preview(command, "report")
     evaluation = command.engine.evaluate(command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
         sys.stdout.write(command.render("report", {"evaluation": evaluation}))
     return 0
+
+
+def _preview(command: Command, kind: str) -> int:
+    from rules_hosts.previews.output import run_preview  # only a preview pays for the agents' profiles
+
+    return run_preview(command, kind)
 
 
 def _cmd_plugins(command: Command) -> int:
@@ -354,7 +366,8 @@ def _cmd_plugins(command: Command) -> int:
             print(f"  {safe_line(importer.name).ljust(name_width)}  {state:<8}  {default:<14}  {safe_line(importer.summary)}")
     hosts = engine.hooks.hosts()
     if hosts:
-        print("\nhosts (--host NAME leaves out what that host's agent reads itself):")
+        print("\nhosts (--host NAME leaves out what that host's agent reads itself; "
+              "a preview shows what its agent loads by itself):")
         host_width = max(len(name) for name in hosts)
         for name, host in hosts.items():
             print(f"  {safe_line(name).ljust(host_width)}  {safe_line(host.summary)}")

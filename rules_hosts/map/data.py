@@ -29,6 +29,7 @@ from rules_core.discovery.listing import NEVER_SCANNED
 from rules_core.model import Discovery, Facts, MatchContext, Outcome, Rule
 from rules_plugins.lint_duplicates import duplicate_groups
 
+from rules_hosts.previews.compute import NO_BUDGET, agent_discovery, as_outcomes, profile_of
 from rules_hosts.shapes import conditions_json
 
 MAX_FOLDERS = 20_000
@@ -102,11 +103,18 @@ def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | Non
     settings = engine.settings(cwd, trusted)
     max_tokens = settings.value("max_tokens", host).value
     overflow = settings.value("overflow", host).value
-    discovery = engine.discover(cwd, trusted, host)
+    profile = profile_of(host)  # a previewed agent: its files, judged as it judges them
+    shown_budget = max_tokens  # a preview draws pi-rules' budget for scale; its agent has none
+    if profile is not None:
+        discovery = agent_discovery(engine, cwd, trusted, profile)
+        max_tokens = NO_BUDGET
+    else:
+        discovery = engine.discover(cwd, trusted, host)
     git_root = engine.discovery.git_root(cwd) if trusted else None
     # An untrusted project's tree is not read: only the working directory itself is mapped.
     listed, truncated = _walk(cwd, git_root) if trusted else ([(".", 0, ())], False)
-    base = Facts(cwd=cwd, trusted=trusted, max_tokens=max_tokens, overflow=overflow, host=host, branch=None)
+    base = Facts(cwd=cwd, trusted=trusted, max_tokens=max_tokens, overflow=overflow,
+                 host=None if profile is not None else host, branch=None)
     streams = _stream_rules(engine, discovery, base)
     folders = []
     errors: dict[tuple[str, str, str], None] = {}
@@ -122,19 +130,20 @@ def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | Non
             evaluation = untouched
         for error in evaluation.errors:
             errors.setdefault((error.kind, error.path, error.message), None)
-        entries = [entry for o in evaluation.outcomes if (entry := _entry(o)) is not None]
+        outcomes = as_outcomes(evaluation, facts, profile) if profile is not None else evaluation.outcomes
+        entries = [entry for o in outcomes if (entry := _entry(o)) is not None]
         entries.extend(_watching(engine, streams, facts, cwd))
-        demand = sum(o.tokens for o in evaluation.outcomes if _costs(o))
+        demand = sum(o.tokens for o in outcomes if _costs(o))
         folders.append(Folder(relative, depth, len(names), len(sample), tuple(entries), demand,
                               any(o.status == "dropped" and o.cause == "budget" for o in evaluation.outcomes)))
     stream_ids = {r.id for r in streams}
     return RepoMap(
         cwd=cwd,
         host=host,
-        budget=max_tokens,
+        budget=shown_budget,
         folders=tuple(folders),
         rules=tuple(_map_rule(engine, r, r.id in stream_ids) for r in discovery.rules),
-        dead=_dead(engine, discovery, cwd, trusted, max_tokens, settings.lint_ignore),
+        dead=_dead(engine, discovery, cwd, trusted, shown_budget, settings.lint_ignore),
         duplicates=tuple(tuple(r.id for r in group) for group in duplicate_groups(discovery.rules)),
         conditional=tuple(r.id for r in discovery.rules if _judged_elsewhere(r) and r.id not in stream_ids),
         truncated=truncated,

@@ -92,7 +92,7 @@ def test_render_for_a_host_leaves_its_files_out_of_the_section(repo, monkeypatch
 
 def test_an_unknown_host_name_is_refused_with_the_known_ones(repo, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["--cwd", str(repo.cwd), "report", "--host", "cursor"])
+        main(["--cwd", str(repo.cwd), "report", "--host", "vim"])
     assert exit_info.value.code == 2
     assert "claude-code" in capsys.readouterr().err
 
@@ -141,6 +141,8 @@ def test_a_host_check_that_fails_leaves_the_rule_in(repo):
 def test_plugins_lists_the_hosts(monkeypatch, capsys, rule_project):
     assert main(["--cwd", str(rule_project.cwd), "--json", "plugins"]) == 0
     hosts = json.loads(capsys.readouterr().out)["hosts"]
-    assert [h["name"] for h in hosts] == ["claude-code", "pi"]
+    assert [h["name"] for h in hosts] == ["claude-code", "codex", "copilot", "cursor", "gemini", "kiro", "pi",
+                                          "windsurf"]
     assert main(["--cwd", str(rule_project.cwd), "plugins"]) == 0
-    assert "\nhosts (--host NAME leaves out what that host's agent reads itself):\n  claude-code  " in capsys.readouterr().out
+    assert ("\nhosts (--host NAME leaves out what that host's agent reads itself; a preview shows what its agent "
+            "loads by itself):\n  claude-code  ") in capsys.readouterr().out

@@ -40,8 +40,8 @@ BROKEN = "---\ndescription: d\nversion: 1\nglob: ['src/**']\n---\nBody.\n"
 
 def _hook() -> dict[str, Any]:
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    assert isinstance(hooks, list) and len(hooks) == 1
-    return hooks[0]
+    assert isinstance(hooks, list)
+    return next(hook for hook in hooks if hook["id"] == "pi-rules-check")
 
 
 def _action() -> dict[str, Any]:
