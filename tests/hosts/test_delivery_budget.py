@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from claude_driver import ClaudeDriver
+from golden_files import check_golden
 from rules_core.testing import rule_text
 from rules_hosts.cli import main
 
@@ -31,7 +32,7 @@ def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """``layout(name)``: the fixture as a git repository of its own, with the user's
     settings, HOME and environment of a fresh account."""
     for key in list(os.environ):
-        if key.startswith(("PI_RULES_", "XDG_CONFIG")) and key != "PI_RULES_HOOK_SERVER":
+        if key.startswith(("PI_RULES_", "XDG_CONFIG")) and key not in ("PI_RULES_HOOK_SERVER", "PI_RULES_UPDATE_GOLDEN"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
@@ -140,6 +141,29 @@ def test_report_shows_the_pool_beside_the_section_budget(layout, capsys) -> None
     assert ("  AGENTS.md · 2287 tokens, not sent; listed in the index instead (the memory pool is full)") in lines
     assert ("  over budget: needs 2287 tokens, 2149 of 8192 left in the memory pool when selection reached it "
             "(nearest folder first)") in lines
+
+
+def test_report_and_section_bytes_with_the_pool(layout, capsys) -> None:
+    project = layout("workers-sdk")
+    touched = ("--touched", "packages/wrangler/src/index.ts", "--touched", "packages/workers-auth/src/index.ts",
+               "--touched", "packages/miniflare/src/index.ts", "--touched", "packages/create-cloudflare/src/cli.ts")
+    check_golden("report-memory-pool.txt", text_report(capsys, project, *touched))
+    data = report(capsys, project, *touched)
+    check_golden("report-memory-pool.json", json.dumps(data["pinned"], indent=2) + "\n")
+    index = data["section"][data["section"].index(INDEX_HEADING):]
+    check_golden("section-memory-pool-index.md", index)
+
+
+def test_check_names_memory_files_their_pool_cannot_hold(layout, capsys) -> None:
+    project = layout("vercel-ai")
+    # A third always-read file: with AGENTS.md (~3353) the pool's 8192 cannot hold both.
+    (project / "GEMINI.md").write_text("# Gemini\n\n" + "Prefer small, reviewed changes. " * 800 + "\n")
+    assert main(["--cwd", str(project), "check"]) == 0  # warnings alone
+    check_golden("check-memory-pool.txt", capsys.readouterr().out)
+    data = report(capsys, project)
+    gemini = rule_at(data, project, "GEMINI.md")
+    assert (gemini["status"], gemini["delivery"]) == ("dropped", "index")
+    assert "- GEMINI.md — Gemini (fetch with the read_rule tool)" in data["section"]
 
 
 def test_native_rules_keep_the_spec_budget_beside_memory_files(layout, capsys) -> None:
