@@ -98,6 +98,18 @@ def test_touching_a_package_file_delivers_its_memory_file_whole(layout, capsys, 
     assert data["section"].count(canary(project, "AGENTS.md")) == 1
 
 
+def test_every_kiro_always_file_is_sent_with_nothing_touched(layout, capsys) -> None:
+    # gitgov: seven `inclusion: always` steering files, ~6600 tokens; the section's 2000 held two.
+    project = layout("gitgov")
+    data = report(capsys, project)
+    always = [r for r in data["rules"] if r["plugin"] == "kiro" and r["status"] != "inactive"]
+    assert len(always) == 7 and {r["status"] for r in always} == {"active"}
+    for rule in always:
+        relative = os.path.relpath(rule["path"], project)
+        assert data["section"].count(canary(project, relative)) == 1, relative
+    assert data["budget"]["used"] == 0 and data["pinned"]["pools"][0]["used"] == sum(r["tokens"] for r in always)
+
+
 def test_the_memory_pool_leaves_the_section_budget_to_the_other_rules(layout, capsys) -> None:
     project = layout("trigger.dev")
     data = report(capsys, project, "--touched", "apps/webapp/app/root.tsx")
