@@ -164,7 +164,7 @@ class Engine:
             errors.append(deadline_error(cwd, f"{unjudged} rule{'s' if unjudged != 1 else ''} not judged"))
         matched = [r for r in live if verdicts[r.id][0]]
         # What the host's agent reads itself is delivered too, as far as a pointer to it goes.
-        native = frozenset(r.file.path for r in discovery.rules if r.id in excluded and facts.host is not None
+        native = frozenset(r.file.path for r in discovery.rules if facts.host and r.id in excluded
                            and excluded[r.id] == self.hooks.host_reads(r, facts))
         selection = select(matched, facts.max_tokens, self._rule_tokens, facts.overflow, native)
         active_ids = {r.id for r in selection.active}

@@ -77,19 +77,17 @@ def _select_once(matched: Sequence[Rule], budget: int, estimate: Callable[[Rule]
     admitted = [s.rule for s in steps if s.admitted]
     over_budget = [s.rule for s in steps if not s.admitted]
     dropped.update({r.id: "budget" for r in over_budget})
-    pools: dict[str, tuple[BudgetPool, int]] = {}
+    used = {name: 0 for name in declared_pools(survivors)}
     for step in steps:
-        pool = step.rule.pool
-        if pool is not None:
-            first, used = pools.get(pool.name, (pool, 0))
-            pools[pool.name] = (first, used + (step.cost if step.admitted else 0))
+        if step.rule.pool is not None and step.admitted:
+            used[step.rule.pool.name] += step.cost
     return Selection(
         active=tuple(presentation_order(admitted)),
         on_demand=tuple(presentation_order(on_demand)),
         dropped=dropped,
         budget_used=sum(s.cost for s in steps if s.admitted and s.rule.pool is None),
         over_budget=tuple(presentation_order(over_budget)),
-        pools=tuple(pools.values()),
+        pools=tuple((pool, used[name]) for name, pool in declared_pools(survivors).items()),
     )
 
 
@@ -140,15 +138,19 @@ def budget_steps(rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], 
     pool, then each pool's, by the pool name's first appearance. The report replays this
     over an evaluation's outcomes to say what was left when a rule was dropped."""
     steps = admissions([r for r in rules if r.pool is None], budget, estimate)
-    pools: dict[str, list[Rule]] = {}
-    limits: dict[str, int] = {}
+    for name, pool in declared_pools(rules).items():
+        members = [r for r in rules if r.pool is not None and r.pool.name == name]
+        steps += pool_admissions(members, pool.max_tokens, estimate)
+    return steps
+
+
+def declared_pools(rules: Sequence[Rule]) -> dict[str, BudgetPool]:
+    """Each pool the rules name, by name; the first declaration of a name wins."""
+    pools: dict[str, BudgetPool] = {}
     for rule in rules:
         if rule.pool is not None:
-            pools.setdefault(rule.pool.name, []).append(rule)
-            limits.setdefault(rule.pool.name, rule.pool.max_tokens)
-    for name, members in pools.items():
-        steps += pool_admissions(members, limits[name], estimate)
-    return steps
+            pools.setdefault(rule.pool.name, rule.pool)
+    return pools
 
 
 def admissions(rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]) -> list[Admission]:
