@@ -93,8 +93,8 @@ def _over_budget(outcome: Outcome, budget: Budget, size: str) -> list[str]:
 
 def _over_pool(outcome: Outcome, budget: Budget, size: str) -> list[str]:
     """A pool never drops silently: the rule is in the index, and the lines say so."""
-    pool = safe_line(outcome.rule.pool.name if outcome.rule.pool is not None else "")
-    limit = budget.pools.get(pool, 0)
+    name = outcome.rule.pool.name if outcome.rule.pool is not None else ""
+    pool, limit = safe_line(name), budget.pools.get(name, 0)
     room = budget.rooms.get(outcome.rule.id, 0)
     return [
         f"{size}, not sent; listed in the index instead (the {pool} pool is full)",
