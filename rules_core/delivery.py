@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .model import Evaluation, Outcome
-from .select import admissions, dedupe_winner
+from .select import OVERFLOW_INDEX, budget_steps, dedupe_winner
 
 Delivery = Literal["section", "index", "none"]
-OVERFLOW_INDEX = "index"
 # Why an on-demand rule is listed, said the same way by the report and by explain.
 ON_DEMAND_NOTE = "listed in the index; the model fetches it when relevant"
 
@@ -40,20 +39,23 @@ def competing(outcome: Outcome) -> bool:
 
 
 def delivery(outcome: Outcome, overflow: str) -> Delivery:
-    """``section`` (its body is sent), ``index`` (only its reference line) or ``none``."""
+    """``section`` (its body is sent), ``index`` (only its reference line) or ``none``. A
+    budget pool's overflow is always indexed (``Selection.listed``)."""
     if outcome.status == "active":
         return "section"
-    if outcome.status == "on-demand" or (over_budget(outcome) and overflow == OVERFLOW_INDEX):
+    indexed = overflow == OVERFLOW_INDEX or outcome.rule.pool is not None
+    if outcome.status == "on-demand" or (over_budget(outcome) and indexed):
         return "index"
     return "none"
 
 
 def rooms(evaluation: Evaluation) -> dict[str, int]:
-    """For each budget-dropped rule, the tokens the budget had left when selection reached
-    it (never below 0: the always-kept first candidate may overrun the limit)."""
+    """For each budget-dropped rule, the tokens its budget (the section's, or its pool's)
+    had left when selection reached it (never below 0: the always-kept first candidate may
+    overrun the section's limit)."""
     candidates = [o for o in evaluation.outcomes if competing(o)]
     tokens = {o.rule.id: o.tokens for o in candidates}
-    steps = admissions([o.rule for o in candidates], evaluation.facts.max_tokens, lambda r: tokens[r.id])
+    steps = budget_steps([o.rule for o in candidates], evaluation.facts.max_tokens, lambda r: tokens[r.id])
     return {s.rule.id: max(s.room, 0) for s in steps if not s.admitted}
 
 
@@ -94,5 +96,11 @@ def pinned_by_source(evaluation: Evaluation) -> tuple[SourceTokens, ...]:
 
 
 def pinned_matched(evaluation: Evaluation) -> int:
-    """Tokens of every pinned rule that competed: a limit this large keeps them all."""
-    return sum(o.tokens for o in evaluation.outcomes if competing(o))
+    """Tokens of every pinned rule that competed for the section's budget (a pool has its
+    own): a limit this large keeps them all."""
+    return sum(o.tokens for o in evaluation.outcomes if competing(o) and o.rule.pool is None)
+
+
+def pinned_sent(evaluation: Evaluation) -> int:
+    """Tokens of the pinned bodies the section carries: the section's budget and every pool's."""
+    return evaluation.budget_used + sum(used for _, used in evaluation.pools)

@@ -7,16 +7,8 @@ from types import MappingProxyType
 from typing import Any, Callable, Literal, Mapping
 
 ErrorKind = Literal[
-    "yaml-syntax",
-    "missing-frontmatter",
-    "unknown-key",
-    "invalid-version",
-    "missing-description",
-    "invalid-value",
-    "match-without-globs",
-    "no-activation-condition",
-    "read-failure",
-    "source-unreadable",
+    "yaml-syntax", "missing-frontmatter", "unknown-key", "invalid-version", "missing-description", "invalid-value",
+    "match-without-globs", "no-activation-condition", "read-failure", "source-unreadable",
 ]
 ERROR_KINDS: tuple[str, ...] = ErrorKind.__args__  # type: ignore[attr-defined]
 
@@ -94,6 +86,15 @@ class RuleWarning:
 
 
 @dataclass(frozen=True)
+class BudgetPool:
+    """A budget of its own for the rules naming it (``Rule.pool``; docs/format.md, "Budget pools")."""
+
+    name: str
+    max_tokens: int
+    summary: str = ""
+
+
+@dataclass(frozen=True)
 class Rule:
     """A parsed rule. ``id`` and ``index`` are assigned by the engine after discovery."""
 
@@ -124,6 +125,12 @@ class Rule:
     reference: str = ""
     # Compiled matchers, built once when the rule is parsed (see rules_core.globs.matching).
     compiled: Any = field(default=None, compare=False, repr=False)
+    # The budget the rule competes in; None: the section's (RULE-SPEC §6).
+    pool: BudgetPool | None = None
+    # Rule files (absolute paths) the body points to instead of copying their text, and the
+    # body with that text inlined: sent when one of them is not in the same delivery.
+    points_to: tuple[str, ...] = ()
+    inlined: str | None = None
 
     @property
     def positive_globs(self) -> tuple[str, ...]:
@@ -136,17 +143,9 @@ class Rule:
     @property
     def declared_conditions(self) -> tuple[str, ...]:
         """Names of the conditions this rule declares; each needs a matcher's verdict."""
-        names = []
-        if self.globs:
-            names.append("globs")
-        if self.tools:
-            names.append("tools")
-        if self.model is not None:
-            names.append("model")
-        if self.branch is not None:
-            names.append("branch")
-        names.extend(self.extra_conditions)
-        return tuple(names)
+        declared = (("globs", bool(self.globs)), ("tools", bool(self.tools)),
+                    ("model", self.model is not None), ("branch", self.branch is not None))
+        return tuple(name for name, on in declared if on) + self.extra_conditions
 
     @property
     def unconditional(self) -> bool:
@@ -220,12 +219,16 @@ class HostInfo:
     ``reference`` says how the host's agent fetches a rule listed by reference (on-demand
     index lines, degraded attachments): ``read_rule`` (the spec's tool, relative path) or
     ``read-tool`` (the agent's own file-reading tool, absolute path; CONTRACT §6).
+    ``delivery``: ``per-turn`` (the section is sent again every turn: RULE-SPEC's attachment
+    arithmetic) or ``once`` (each rule once per conversation: an attachment is measured
+    against what the conversation holds; docs/hosts.md, "Attachments and the budget").
     """
 
     name: str
     summary: str
     reads: Callable[[Rule, Facts], str | None] = field(compare=False)
     reference: str = "read_rule"
+    delivery: str = "per-turn"
 
 
 @dataclass(frozen=True)
@@ -253,9 +256,9 @@ class DiscoveryContext:
     directories and its ``containment`` (a ``rules_core.discovery.containment.Containment``, ``None``
     for untrusted projects) keeps project files inside the git root, or cwd without one.
     A source that reads files itself must resolve project paths through ``containment``
-    first. ``tree_cache`` is an engine-owned
-    dict where a source may keep an expensive enumeration of the project tree; the
-    engine empties it whenever the tree may have changed (``Engine.invalidate_scans``).
+    first. ``tree_cache`` is an engine-owned dict where a source may keep an expensive
+    enumeration of the project tree; the engine empties it whenever the tree may have
+    changed (``Engine.invalidate_scans``).
     """
 
     cwd: str
@@ -372,6 +375,7 @@ class Evaluation:
     section_tokens: int
     budget_used: int
     warnings: tuple[RuleWarning, ...] = ()
+    pools: tuple[tuple[BudgetPool, int], ...] = ()  # each pool a matched rule met, tokens admitted
 
     @property
     def rules(self) -> tuple[Rule, ...]:

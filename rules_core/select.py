@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .model import Rule
+from .model import BudgetPool, Rule
 
 ENFORCEMENT_RANK = {"enforce": 0, "recommend": 1, "inform": 2}
+OVERFLOW_INDEX = "index"
 
 
 @dataclass(frozen=True)
@@ -15,10 +17,19 @@ class Selection:
     active: tuple[Rule, ...]  # pinned and admitted, in presentation order
     on_demand: tuple[Rule, ...]  # matched on-demand rules, in presentation order
     dropped: dict[str, str]  # rule id -> cause ("duplicate" or "budget")
-    budget_used: int
-    # Pinned rules the budget left out, in presentation order: ``overflow = "index"``
-    # lists them after the on-demand rules (CONTRACT §6).
+    budget_used: int  # the section's budget (RULE-SPEC §6); pools count apart
+    # Pinned rules a budget left out, in presentation order: ``overflow = "index"`` lists
+    # the section budget's after the on-demand rules (CONTRACT §6), a pool's always.
     over_budget: tuple[Rule, ...] = ()
+    # Each budget pool a candidate competed in, with the tokens it admitted.
+    pools: tuple[tuple[BudgetPool, int], ...] = ()
+    # Rules sent with their pointed-to text inlined (``Rule.inlined``), as selected.
+    inlined: tuple[Rule, ...] = ()
+
+    def listed(self, overflow: str) -> tuple[Rule, ...]:
+        """The budget-dropped rules the index names: a pool's always (a pool never drops
+        silently), the section budget's with ``overflow = "index"``."""
+        return tuple(r for r in self.over_budget if r.pool is not None or overflow == OVERFLOW_INDEX)
 
 
 @dataclass(frozen=True)
@@ -33,21 +44,66 @@ class Admission:
 
 
 def select(
-    matched: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]
+    matched: Sequence[Rule], budget: int, estimate: Callable[[Rule], int], overflow: str = "drop",
+    present: frozenset[str] = frozenset(),
 ) -> Selection:
-    """Split matched rules into the section's pinned entries, the index, and the dropped."""
+    """Split matched rules into the section's pinned entries, the index, and the dropped.
+
+    A selected rule whose body points to other rule files (``Rule.points_to``) keeps its
+    pointers only while each of them is delivered too — as an entry or an index line, or
+    by the host itself (``present``: files its agent reads) —; otherwise it is selected
+    again with their text inlined (``Rule.inlined``). Each pass inlines one more rule at
+    least, so this ends.
+    """
+    rules = list(matched)
+    inlined: dict[int, Rule] = {}
+    selection = _select_once(rules, budget, estimate)
+    for _ in range(len(rules)):
+        stale = _stale_pointers(selection, rules, overflow, present)
+        if not stale:
+            break
+        swapped = [_inline(r) if id(r) in stale else r for r in rules]
+        inlined.update({id(new): new for old, new in zip(rules, swapped) if new is not old})
+        rules = swapped
+        selection = _select_once(rules, budget, estimate)
+    return dataclasses.replace(selection, inlined=tuple(inlined.values())) if inlined else selection
+
+
+def _select_once(matched: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]) -> Selection:
     pinned = [r for r in matched if r.load == "pinned"]
     on_demand = [r for r in matched if r.load == "on-demand"]
     survivors, dropped = dedupe(pinned)
-    admitted, over_budget, used = fill_budget(survivors, budget, estimate)
+    steps = budget_steps(survivors, budget, estimate)
+    admitted = [s.rule for s in steps if s.admitted]
+    over_budget = [s.rule for s in steps if not s.admitted]
     dropped.update({r.id: "budget" for r in over_budget})
+    used = {name: 0 for name in declared_pools(survivors)}
+    for step in steps:
+        if step.rule.pool is not None and step.admitted:
+            used[step.rule.pool.name] += step.cost
     return Selection(
         active=tuple(presentation_order(admitted)),
         on_demand=tuple(presentation_order(on_demand)),
         dropped=dropped,
-        budget_used=used,
+        budget_used=sum(s.cost for s in steps if s.admitted and s.rule.pool is None),
         over_budget=tuple(presentation_order(over_budget)),
+        pools=tuple((pool, used[name]) for name, pool in declared_pools(survivors).items()),
     )
+
+
+def _stale_pointers(selection: Selection, matched: Sequence[Rule], overflow: str, present: frozenset[str]) -> set[int]:
+    """The selected rules (by object identity) pointing to a rule file this delivery
+    does not carry: neither entry nor index line, nor a copy with the same body sent,
+    nor a file the host reads itself."""
+    sent = {*present, *(r.file.path for r in (*selection.active, *selection.on_demand, *selection.listed(overflow)))}
+    bodies = {r.body for r in selection.active}
+    copies = {r.file.path for r in matched if selection.dropped.get(r.id) == "duplicate" and r.body in bodies}
+    return {id(r) for r in selection.active
+            if r.inlined is not None and any(p not in sent and p not in copies for p in r.points_to)}
+
+
+def _inline(rule: Rule) -> Rule:
+    return dataclasses.replace(rule, body=rule.inlined or rule.body, points_to=(), inlined=None)
 
 
 def dedupe(rules: Sequence[Rule]) -> tuple[list[Rule], dict[str, str]]:
@@ -77,9 +133,28 @@ def fill_budget(
     return admitted, rejected, sum(s.cost for s in steps if s.admitted)
 
 
+def budget_steps(rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]) -> list[Admission]:
+    """Every candidate as its budget met it: the section's (RULE-SPEC §6) for rules in no
+    pool, then each pool's, by the pool name's first appearance. The report replays this
+    over an evaluation's outcomes to say what was left when a rule was dropped."""
+    steps = admissions([r for r in rules if r.pool is None], budget, estimate)
+    for name, pool in declared_pools(rules).items():
+        members = [r for r in rules if r.pool is not None and r.pool.name == name]
+        steps += pool_admissions(members, pool.max_tokens, estimate)
+    return steps
+
+
+def declared_pools(rules: Sequence[Rule]) -> dict[str, BudgetPool]:
+    """Each pool the rules name, by name; the first declaration of a name wins."""
+    pools: dict[str, BudgetPool] = {}
+    for rule in rules:
+        if rule.pool is not None:
+            pools.setdefault(rule.pool.name, rule.pool)
+    return pools
+
+
 def admissions(rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], int]) -> list[Admission]:
-    """Every candidate in budget order with the room it met. The report replays this over
-    an evaluation's outcomes to say what was left when a rule was dropped."""
+    """The section budget's candidates in budget order with the room each met."""
     steps: list[Admission] = []
     used, kept_one = 0, False
     for rule in sorted(rules, key=budget_key):
@@ -89,6 +164,27 @@ def admissions(rules: Sequence[Rule], budget: int, estimate: Callable[[Rule], in
         if admitted:
             used, kept_one = used + cost, True
     return steps
+
+
+def pool_admissions(rules: Sequence[Rule], limit: int, estimate: Callable[[Rule], int]) -> list[Admission]:
+    """A pool's candidates, most specific first (``pool_key``), skip-and-continue. Unlike
+    the section's budget a pool keeps no candidate past its limit: that one is indexed."""
+    steps: list[Admission] = []
+    used = 0
+    for rule in sorted(rules, key=pool_key):
+        cost = estimate(rule)
+        admitted = used + cost <= limit
+        steps.append(Admission(rule, cost, limit - used, admitted))
+        used += cost if admitted else 0
+    return steps
+
+
+def pool_key(rule: Rule) -> tuple[int, int, bool, int, int]:
+    """Priority and enforcement as in the section's budget, then the nearer rule first: a
+    project rule whose base (the folder its scope is relative to) lies deeper before one
+    whose base is shallower, and the user's global rules last."""
+    priority, enforcement, index = budget_key(rule)
+    return (priority, enforcement, rule.source == "global", -rule.file.base.rstrip("/").count("/"), index)
 
 
 def budget_key(rule: Rule) -> tuple[int, int, int]:

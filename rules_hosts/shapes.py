@@ -78,12 +78,15 @@ def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:
 
 
 def pinned_json(evaluation: Evaluation) -> dict[str, Any]:
-    """Pinned tokens that matched and that the section carries, in all and per source."""
+    """Pinned tokens that matched and that the section carries, in all and per source, and
+    each budget pool with what it admitted (docs/format.md, "Budget pools")."""
     sources = delivery.pinned_by_source(evaluation)
     return {
         "matched": sum(s.matched for s in sources),
-        "sent": evaluation.budget_used,
+        "sent": delivery.pinned_sent(evaluation),
         "sources": [{"source": s.source, "plugin": s.plugin, "matched": s.matched, "sent": s.sent} for s in sources],
+        "pools": [{"name": p.name, "used": used, "limit": p.max_tokens, "summary": p.summary}
+                  for p, used in evaluation.pools],
     }
 
 

@@ -44,11 +44,13 @@ Syntax = Literal["claude", "gemini", "kiro"]
 class Expanded:
     """The expanded text; ``depends``: the physical path of every file read and, for a
     missing import, the nearest existing folder on its path (creating the file changes
-    it); ``problems``: one line per import not read."""
+    it); ``problems``: one line per import not read; ``pointed``: the ``elsewhere`` files
+    an import became a pointer to."""
 
     text: str
     depends: tuple[str, ...]
     problems: tuple[str, ...]
+    pointed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,13 +142,14 @@ class _Run:
         self.problems: dict[str, None] = {}
         self.cache: dict[str, str] = {}
         self.elsewhere: frozenset[str] = frozenset()
+        self.pointed: dict[str, None] = {}
 
     def result(self, text: str) -> Expanded:
         self.budget = max(0, MAX_RULE_BYTES - _size(text))
         top = self._lookup(self.path)
         expanded = self._expand(text, self.path, (top[0] if isinstance(top, tuple) else self.path,), 0)
         more = [f"… and {self.more} more imports not read; fix the ones above first"] if self.more else []
-        return Expanded(expanded, tuple(self.depends), (*self.problems, *more))
+        return Expanded(expanded, tuple(self.depends), (*self.problems, *more), tuple(self.pointed))
 
     def _expand(self, text: str, importer: str, chain: tuple[str, ...], depth: int) -> str:
         tokens = _tokens(text, self.syntax)
@@ -176,6 +179,7 @@ class _Run:
         self.lookups += 1
         lexical = self._lexical(token, importer, where)
         if lexical in self.elsewhere:
+            self.pointed.setdefault(lexical, None)
             return f"({self._shown(lexical)} reaches you as a rule of its own)"
         found = None if lexical is None else self._resolve(lexical, token, where)
         if lexical is None or found is None:

@@ -11,6 +11,10 @@ comes last in the section. The nested search is the shared bounded tree walk
 Ids name the folder (``acme/AGENTS``, ``acme/packages/api/AGENTS``, ``~/.claude/CLAUDE``)
 and the reference path is relative to the git root (``packages/api/AGENTS.md``), so
 neither needs a ``-2`` suffix in an ordinary monorepo.
+
+Every memory file competes in the ``memory`` budget pool (``MEMORY_POOL``), not in the
+section's budget: the agents read these files whole, so they get a budget sized like
+Codex's 32 KiB, filled nearest folder first (docs/format.md, "Budget pools").
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import dataclasses
 import os
 from typing import Sequence
 
-from rules_core.model import DiscoveryContext, ParseResult, RuleError, RuleFile
+from rules_core.model import BudgetPool, DiscoveryContext, ParseResult, RuleError, RuleFile
 from rules_core.paths import ancestors_between
 from rules_core.discovery.tree import folders_holding, folders_with_hidden
 
@@ -34,6 +38,9 @@ AGENTS_GROUPS = (("AGENTS.override.md", "AGENTS.md", "AGENT.md"),)
 CLAUDE_GROUPS = (("CLAUDE.md",), (os.path.join(".claude", "CLAUDE.md"),), ("CLAUDE.local.md",))
 GEMINI_GROUPS = (("GEMINI.md",),)
 MEMORY_GROUPS = {"agents-md": AGENTS_GROUPS, "claude-md": CLAUDE_GROUPS, "gemini-md": GEMINI_GROUPS}
+
+# Codex reads AGENTS.md files up to 32 KiB together (project_doc_max_bytes): about 8192 tokens.
+MEMORY_POOL = BudgetPool("memory", 8192, "memory files (AGENTS.md, CLAUDE.md, GEMINI.md, …), nearest folder first")
 
 
 def memory_sources(
@@ -58,14 +65,18 @@ def memory_sources(
 
 
 def carried_elsewhere(context: DiscoveryContext, name: str) -> tuple[str, ...]:
-    """The always-applying memory files the OTHER enabled memory importers load from cwd
-    and its ancestors: ``CLAUDE.md`` holding ``@AGENTS.md`` (the most common memory file
-    there is) then points to that rule instead of copying it (``RuleFile.elsewhere``)."""
+    """The memory files the OTHER enabled memory importers load, from cwd and its
+    ancestors and from the folders below: ``CLAUDE.md`` holding ``@AGENTS.md`` (the most
+    common memory file there is) then points to that rule instead of copying it
+    (``RuleFile.elsewhere``) — while that rule is delivered too; selection inlines the
+    text otherwise (``Rule.inlined``)."""
     others = [groups for other, groups in MEMORY_GROUPS.items() if other != name and other in context.importers]
     if not others or not context.trusted:
         return ()
+    nested = [os.path.join(context.cwd, relative) for _, relative in _nested_folders(context, [
+        group for groups in others for group in groups])]
     found: list[str] = []
-    for folder in _walked(context):
+    for folder in dict.fromkeys([*_walked(context), *nested]):
         for groups in others:
             for group in groups:
                 found += next(([os.path.join(folder, f)] for f in group if path_kind(os.path.join(folder, f), name)
@@ -120,7 +131,8 @@ def memory_rule(rule_file: RuleFile, body: str, *, depends: tuple[str, ...] = ()
     else:
         rule = imported_rule(rule_file, description=description, body=body, always_apply=True)
     result = finish(rule)
-    return ParseResult(result.rule, errors + result.errors, depends)
+    pooled = dataclasses.replace(result.rule, pool=MEMORY_POOL) if result.rule is not None else None
+    return ParseResult(pooled, errors + result.errors, depends)
 
 
 def expanded_memory_rule(rule_file: RuleFile, text: str, *, syntax: Syntax, home: str | None) -> ParseResult:
@@ -132,7 +144,16 @@ def expanded_memory_rule(rule_file: RuleFile, text: str, *, syntax: Syntax, home
     expanded = expand(text, path=rule_file.path, bound=rule_file.bound, home=home, syntax=syntax,
                       elsewhere=rule_file.elsewhere)
     errors = tuple(RuleError("invalid-value", rule_file.path, problem, rule_file.plugin) for problem in expanded.problems)
-    return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)
+    if not expanded.pointed:
+        return memory_rule(rule_file, expanded.text, depends=expanded.depends, errors=errors)
+    # The text with every import expanded, for a delivery that does not carry a pointed-to rule.
+    whole = expand(text, path=rule_file.path, bound=rule_file.bound, home=home, syntax=syntax)
+    depends = tuple(dict.fromkeys((*expanded.depends, *whole.depends)))
+    result = memory_rule(rule_file, expanded.text, depends=depends, errors=errors)
+    if result.rule is None:
+        return result
+    return dataclasses.replace(result, rule=dataclasses.replace(result.rule, points_to=expanded.pointed,
+                                                                inlined=whole.text))
 
 
 def folder_label(context: DiscoveryContext, folder: str) -> str:

@@ -27,6 +27,7 @@ from ._lenient import (
     describe, enabled, enabled_globally, extension, finish, glob_values, imported_rule, invalid, kind_of,
     list_import_root, unknown_choice,
 )
+from ._memory import MEMORY_POOL
 from ._recovery import read_markdown
 
 NAME = "kiro"
@@ -92,7 +93,10 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
     )
     result = finish(rule)
     unread = tuple(RuleError("invalid-value", rule_file.path, p, NAME) for p in expanded.problems)
-    return ParseResult(result.rule, result.errors + unread, expanded.depends)
+    # Kiro puts every ``always`` steering file into every interaction, whole: its memory files.
+    kept = dataclasses.replace(result.rule, pool=MEMORY_POOL) if result.rule is not None and mode == "always" else (
+        result.rule)
+    return ParseResult(kept, result.errors + unread, expanded.depends)
 
 
 @hookimpl

@@ -9,7 +9,7 @@ JSON shapes read too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from rules_core import delivery
@@ -30,6 +30,7 @@ class Budget:
     fits_all: int
     rooms: Mapping[str, int]
     kept: Mapping[str, str]
+    pools: Mapping[str, int] = field(default_factory=dict)  # each budget pool's limit by name
 
     @classmethod
     def of(cls, evaluation: Evaluation) -> Budget:
@@ -39,6 +40,7 @@ class Budget:
             fits_all=delivery.pinned_matched(evaluation),
             rooms=delivery.rooms(evaluation),
             kept=delivery.kept_copies(evaluation),
+            pools={pool.name: pool.max_tokens for pool, _ in evaluation.pools},
         )
 
 
@@ -55,6 +57,8 @@ def outcome_details(outcome: Outcome, budget: Budget) -> list[str]:
     """The indented lines under a rule's head line in the report."""
     size = f"  {description_line(outcome.rule)} · {tokens(outcome.tokens)}"
     status = outcome.status
+    if status == "active" and outcome.rule.pool is not None:
+        return [f"{size} in the section, from the {safe_line(outcome.rule.pool.name)} pool"]
     if status == "active":
         # Selection always keeps its first candidate: say so, or "budget: 2551/2000" looks wrong.
         over = " (over the limit: the first candidate is always kept)" if outcome.tokens > budget.limit else ""
@@ -70,6 +74,8 @@ def outcome_details(outcome: Outcome, budget: Budget) -> list[str]:
 
 
 def _over_budget(outcome: Outcome, budget: Budget, size: str) -> list[str]:
+    if outcome.rule.pool is not None:
+        return _over_pool(outcome, budget, size)
     indexed = budget.overflow == delivery.OVERFLOW_INDEX
     room = budget.rooms.get(outcome.rule.id, 0)
     fixes = [f"raise PI_RULES_MAX_TOKENS or max_tokens in {SETTINGS_FILE} ({budget.fits_all} fits every "
@@ -85,22 +91,40 @@ def _over_budget(outcome: Outcome, budget: Budget, size: str) -> list[str]:
     ]
 
 
+def _over_pool(outcome: Outcome, budget: Budget, size: str) -> list[str]:
+    """A pool never drops silently: the rule is in the index, and the lines say so."""
+    name = outcome.rule.pool.name if outcome.rule.pool is not None else ""
+    pool, limit = safe_line(name), budget.pools.get(name, 0)
+    room = budget.rooms.get(outcome.rule.id, 0)
+    return [
+        f"{size}, not sent; listed in the index instead (the {pool} pool is full)",
+        f"  over budget: needs {tokens(outcome.tokens)}, {room} of {limit} left in the {pool} pool when "
+        "selection reached it (nearest folder first)",
+        f"  fix: shorten it or a nearer file of the pool; or `disable` one in {SETTINGS_FILE}",
+    ]
+
+
 def budget_summary(evaluation: Evaluation) -> list[str]:
     """The ``pinned:`` line with one line per source, and the ``tokens:`` line that says
     what the budget and the section each count (the section also carries framing)."""
     sources = delivery.pinned_by_source(evaluation)
-    sent = evaluation.budget_used
+    sent = delivery.pinned_sent(evaluation)
     dropped = [o for o in evaluation.outcomes if delivery.over_budget(o)]
     if not sources:
         lines = ["pinned: no pinned rule matched"]
     else:
         head = f"pinned: {sent} of {tokens(sum(s.matched for s in sources))} in the section"
         if dropped:
-            where = ", listed in the index" if evaluation.facts.overflow == delivery.OVERFLOW_INDEX else ""
+            indexed = [o for o in dropped if delivery.delivery(o, evaluation.facts.overflow) == "index"]
+            where = "" if not indexed else ", listed in the index" if len(indexed) == len(dropped) else (
+                f", {len(indexed)} of them listed in the index")
             count = f"{len(dropped)} rule{'s' if len(dropped) != 1 else ''}"
             head += f"; {count} ({tokens(sum(o.tokens for o in dropped))}) left out by the budget{where}"
         lines = [head]
         lines.extend(f"  {_source_label(s)}: {s.sent} of {tokens(s.matched)}" for s in sources)
+    # Each budget pool (docs/format.md, "Budget pools"), beside the section's budget line below.
+    lines.extend(f"pool {safe_line(pool.name)}: {used}/{pool.max_tokens} estimated tokens — "
+                 f"{safe_line(pool.summary)}" for pool, used in evaluation.pools)
     if evaluation.section:
         extra = max(evaluation.section_tokens - sent, 0)
         lines.append(

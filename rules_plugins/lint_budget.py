@@ -5,7 +5,9 @@ they need more than the budget, the selection drops some of them every time — 
 failure issue 15 found first: rules vanishing without a word. The check runs the
 engine's own selection (``rules_core.select``: dedupe, then the greedy fill in budget
 order) with the engine's own token estimate over exactly those rules, so the rules it
-names are the ones a session without any touched file drops.
+names are the ones a session without any touched file drops. A budget pool (memory files,
+docs/format.md "Budget pools") is checked against its own limit: what it cannot hold is
+listed in the index instead of sent, in every session, and the warning says so.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Sequence
 
 from rules_core import hookimpl
 from rules_core.lint_context import LintContext
-from rules_core.model import Discovery, Rule, RuleWarning
+from rules_core.model import BudgetPool, Discovery, Rule, RuleWarning
 from rules_core.select import select
 
 CODE = "budget-overflow"
@@ -23,6 +25,9 @@ FIXES = (
     "load: on-demand or a condition, or set overflow = \"index\" so the dropped ones are listed for the model"
 )
 MAX_NAMED = 8  # a message stays one readable line: the rest are counted
+
+
+POOL_FIXES = "shorten the files, or disable the ones the agent can do without in .pi/rules.toml"
 
 
 @hookimpl
@@ -34,30 +39,61 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
     selection = select(rules, context.max_tokens, lambda rule: cost[rule.id])
     # Byte-identical copies cost nothing more: one of them is sent (duplicate-body says which).
     counted = [r for r in rules if selection.dropped.get(r.id) != "duplicate"]
+    warnings = _section_budget([r for r in counted if r.pool is None], selection.active, selection.dropped, cost,
+                               context.max_tokens)
+    pools: dict[str, tuple[BudgetPool, list[Rule]]] = {}
+    for rule in counted:
+        if rule.pool is not None:
+            pools.setdefault(rule.pool.name, (rule.pool, []))[1].append(rule)
+    for pool, members in pools.values():
+        warnings += _pool(pool, members, selection.dropped, cost)
+    return tuple(warnings)
+
+
+def _section_budget(
+    counted: list[Rule], active: Sequence[Rule], dropped_by: dict[str, str], cost: dict[str, int], limit: int
+) -> list[RuleWarning]:
+    """The section's budget (RULE-SPEC §6): rules in no pool."""
     total = sum(cost[r.id] for r in counted)
-    if total <= context.max_tokens:
-        return ()
-    dropped = [r for r in rules if selection.dropped.get(r.id) == "budget"]
-    together = (f"the {len(counted)} always-on rules need ~{total} estimated tokens together, over the "
-                f"budget of {context.max_tokens}")
+    if total <= limit:
+        return []
+    kept_rules = [r for r in active if r.pool is None]
+    dropped = [r for r in counted if dropped_by.get(r.id) == "budget"]
+    together = f"the {len(counted)} always-on rules need ~{total} estimated tokens together, over the budget of {limit}"
     if not dropped:
         # One rule alone over the budget is still sent (the first candidate always is);
         # then it is every other matching pinned rule that loses.
-        alone = selection.active[0]
-        return (RuleWarning(CODE, alone.file.path, (
+        alone = kept_rules[0]
+        return [RuleWarning(CODE, alone.file.path, (
             f"always-on rule {alone.id} alone needs ~{cost[alone.id]} estimated tokens, over the budget of "
-            f"{context.max_tokens}: it is always sent and leaves no room, so every other pinned rule that "
+            f"{limit}: it is always sent and leaves no room, so every other pinned rule that "
             f"matches is dropped — {FIXES}"
-        ), "lint-budget"),)
-    kept = _named(selection.active, cost)
-    lost = _named(dropped, cost)
-    return tuple(
+        ), "lint-budget")]
+    kept, lost = _named(kept_rules, cost), _named(dropped, cost)
+    return [
         RuleWarning(CODE, rule.file.path, (
             f"always-on rule {rule.id} (~{cost[rule.id]} tokens) is dropped in every session that "
             f"activates nothing else: {together}; sent: {kept}; dropped: {lost} — {FIXES}"
         ), "lint-budget")
         for rule in dropped
-    )
+    ]
+
+
+def _pool(pool: BudgetPool, members: list[Rule], dropped_by: dict[str, str], cost: dict[str, int]) -> list[RuleWarning]:
+    """A budget pool: what it cannot hold is named in the index, never sent whole."""
+    total = sum(cost[r.id] for r in members)
+    if total <= pool.max_tokens:
+        return []
+    listed = [r for r in members if dropped_by.get(r.id) == "budget"]
+    kept, lost = _named([r for r in members if r not in listed], cost), _named(listed, cost)
+    return [
+        RuleWarning(CODE, rule.file.path, (
+            f"always-on rule {rule.id} (~{cost[rule.id]} tokens) does not fit the {pool.name} pool in any "
+            f"session: the {len(members)} always-on rules of the pool need ~{total} estimated tokens together, "
+            f"over its {pool.max_tokens}; sent: {kept or 'none'}; listed in the index instead: {lost} — {POOL_FIXES}"
+        ), "lint-budget")
+        for rule in listed
+    ]
 
 
 def _named(rules: Sequence[Rule], cost: dict[str, int]) -> str:

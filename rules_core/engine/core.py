@@ -163,10 +163,15 @@ class Engine:
         if unjudged:
             errors.append(deadline_error(cwd, f"{unjudged} rule{'s' if unjudged != 1 else ''} not judged"))
         matched = [r for r in live if verdicts[r.id][0]]
-        selection = select(matched, facts.max_tokens, self._rule_tokens)
+        # What the host's agent reads itself is delivered too, as far as a pointer to it goes.
+        native = frozenset(r.file.path for r in discovery.rules if facts.host and r.id in excluded
+                           and excluded[r.id] == self.hooks.host_reads(r, facts))
+        selection = select(matched, facts.max_tokens, self._rule_tokens, facts.overflow, native)
         active_ids = {r.id for r in selection.active}
         outcomes = []
+        inlined = {r.id: r for r in selection.inlined}  # pointers to text not sent: inlined
         for rule in discovery.rules:
+            rule = inlined.get(rule.id, rule)
             tokens = self._rule_tokens(rule)
             if rule.id in facts.mutes:
                 outcomes.append(Outcome(rule, "muted", (MUTED_REASON,), None, tokens))
@@ -187,8 +192,8 @@ class Engine:
         by_id = {o.rule.id: o for o in outcomes}
         active = tuple(by_id[r.id] for r in selection.active)
         on_demand = tuple(by_id[r.id] for r in selection.on_demand)
-        # overflow = "index": the pinned rules the budget left out are listed after them.
-        overflow = tuple(by_id[r.id] for r in selection.over_budget) if facts.overflow == "index" else ()
+        # Pinned rules a budget left out that the index names (a pool's; all with overflow = "index").
+        overflow = tuple(by_id[r.id] for r in selection.listed(facts.overflow))
         section = ""
         if active or on_demand or overflow:
             # The host says how its agent fetches an index line's rule (HostInfo.reference).
@@ -196,15 +201,9 @@ class Engine:
             data = {"active": active, "on_demand": on_demand + overflow, "reference": host.reference if host else ""}
             section = self.hooks.render("section", data) or ""
         return Evaluation(
-            facts=facts,
-            outcomes=tuple(outcomes),
-            errors=tuple(errors),
-            active=active,
-            on_demand=on_demand,
-            section=section,
-            section_tokens=self.hooks.estimate_tokens(section) if section else 0,
-            budget_used=selection.budget_used,
-            warnings=discovery.warnings,
+            facts=facts, outcomes=tuple(outcomes), errors=tuple(errors), active=active, on_demand=on_demand,
+            section=section, section_tokens=self.hooks.estimate_tokens(section) if section else 0,
+            budget_used=selection.budget_used, warnings=discovery.warnings, pools=selection.pools,
         )
 
     def _exclusions(self, rules: Sequence[Rule], facts: Facts) -> dict[str, str]:

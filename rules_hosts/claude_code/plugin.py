@@ -34,7 +34,9 @@ from .tools import HOST, TOOLS
 @hookimpl
 def pi_rules_hosts() -> list[HostInfo]:
     # No read_rule tool the model can see (CONTRACT §6): listed rules name the file for Read.
-    return [HostInfo(HOST, "Claude Code (the hook command evaluates as this host)", claude_reads, reference="read-tool")]
+    # Whatever a hook adds stays in the transcript and is never sent again: deliver-once.
+    return [HostInfo(HOST, "Claude Code (the hook command evaluates as this host)", claude_reads, reference="read-tool",
+                     delivery="once")]
 
 
 @hookimpl

@@ -3,7 +3,8 @@
 For hosts whose rules land in the transcript and stay there (Claude Code's
 ``additionalContext``): re-sending the whole section whenever it changes repeats every
 rule already in the conversation. A prompt instead adds the rules not yet delivered, in
-the mid-run attachment's block shape (``attach.plan_batch``, the same budget), and one
+the mid-run attachment's block shape (``attach.plan_batch``, measured against what the
+conversation holds: ``attach.conversation_rooms``), and one
 line per delivered rule that stopped applying. Pure: data in, data out; the renderer
 (``markdown``) owns every byte. See docs/hosts.md, "Each rule delivered once".
 """
@@ -36,7 +37,9 @@ def prompt_update(
     """The rules ``evaluation`` selects that ``delivered`` lacks, and the delivered rules it
     no longer selects. A stopped rule is no longer counted as delivered, so it comes again
     in full if it applies again (the model was told to drop it)."""
-    batch = attach.plan_batch(evaluation, set(delivered), render, reference=reference, origin="prompt")
+    held = set(delivered)
+    rooms = attach.conversation_rooms(evaluation, held)
+    batch = attach.plan_batch(evaluation, held, render, reference=reference, origin="prompt", rooms=rooms)
     lines, stopped = _stopped_lines(evaluation, delivered, render)
     parts = (["\n".join(lines) + "\n"] if lines else []) + ([batch.block] if batch.block else [])
     return PromptUpdate("\n".join(parts) if parts else None, batch.delivered, stopped)
@@ -45,7 +48,7 @@ def prompt_update(
 def _stopped_lines(
     evaluation: Evaluation, delivered: Sequence[str], render: attach.Render
 ) -> tuple[list[str], tuple[str, ...]]:
-    selected = {o.rule.id for o in (*evaluation.active, *evaluation.on_demand)}
+    selected = {o.rule.id for o in attach.selected(evaluation)}
     outcomes = {o.rule.id: o for o in evaluation.outcomes}
     lines: list[str] = []
     ids: list[str] = []

@@ -186,6 +186,12 @@ class Session:
         info = self.engine.hooks.hosts().get(self.host)
         return info.reference if info is not None else ""
 
+    @property
+    def delivery(self) -> str:
+        """How this host's model gets rules (``HostInfo.delivery``): ``per-turn`` or ``once``."""
+        info = self.engine.hooks.hosts().get(self.host)
+        return info.delivery if info is not None else "per-turn"
+
     def restore(self, section: str, delivered: Sequence[str]) -> None:
         """Restore the injected section and delivered ids a previous process recorded.
 
@@ -258,9 +264,9 @@ class Session:
             return ToolResultEffect(invalidated=invalidated)
         # The last turn's facts with an EMPTY prompt; data only: no section, no new trace.
         evaluation = self.engine.evaluate(self._facts(prompt="", fresh=True))
-        batch = attach.plan_batch(
-            evaluation, {*self._delivered, *self._section_ids}, self.engine.hooks.render, reference=self.reference
-        )
+        held = {*self._delivered, *self._section_ids}
+        rooms = attach.ROOMS.get(self.delivery, attach.section_rooms)(evaluation, held)
+        batch = attach.plan_batch(evaluation, held, self.engine.hooks.render, reference=self.reference, rooms=rooms)
         if batch.block is None:
             return ToolResultEffect(invalidated=invalidated)
         add_bounded(self._delivered, batch.delivered, MAX_DELIVERED)
@@ -289,7 +295,7 @@ class Session:
             had, self._section, self._section_ids = bool(self._section), "", ()
             return Turn("remove" if had else "none", None, status, evaluation)
         # Every rule the injected section carries counts as delivered, patched or not.
-        self._section_ids = tuple(o.rule.id for o in (*evaluation.active, *evaluation.on_demand))
+        self._section_ids = tuple(o.rule.id for o in attach.selected(evaluation))  # index lines too
         add_bounded(self._delivered, self._section_ids, MAX_DELIVERED)
         if section == self._section:
             return Turn("none", None, status, evaluation)  # identical content: zero churn

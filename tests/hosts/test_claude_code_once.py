@@ -89,13 +89,23 @@ def test_resume_keeps_what_the_restored_transcript_holds(claude: ClaudeDriver) -
     assert claude.prompt("go on") == "- ts no longer applies (its rule file is gone)\n"
 
 
-def test_prompt_additions_share_the_attachment_budget(claude: ClaudeDriver) -> None:
-    claude.env["PI_RULES_MAX_TOKENS"] = "12"  # room for "always" (the section), not for more
+def test_a_prompt_adds_a_rule_report_admits_whole(claude: ClaudeDriver) -> None:
+    # always (6 tokens) and py (5) fit 12 together: report admits both, so py comes whole
+    # — the conversation holds 6 of the 12 — not as a pointer (issue 24, part 2).
+    claude.env["PI_RULES_MAX_TOKENS"] = "12"
     claude.start()
     claude.send("PreToolUse", tool_name="Grep", tool_input={"pattern": "x", "path": claude.path("b.py")})
     block = claude.prompt("next") or ""
-    # Over the budget a new rule arrives as its reference line, for Claude's own Read tool.
-    assert block == PROMPT_HEADING + f"- {claude.path('.pi/rules/py.md')} — Python (read it with the Read tool)\n"
+    assert block == PROMPT_HEADING + "## py\n> Triggered by: touched b.py\n> Level: MUST\n\nType every function.\n"
+
+
+def test_a_prompt_names_a_rule_over_the_budget_by_its_reference_line(claude: ClaudeDriver) -> None:
+    claude.env.update(PI_RULES_MAX_TOKENS="8", PI_RULES_OVERFLOW="index")  # room for "always" only
+    claude.start()
+    claude.send("PreToolUse", tool_name="Grep", tool_input={"pattern": "x", "path": claude.path("src/a.ts")})
+    block = claude.prompt("next") or ""
+    # Over the budget and listed in the index: its reference line, for Claude's own Read tool.
+    assert block == PROMPT_HEADING + f"- {claude.path('.pi/rules/ts.md')} — TypeScript (read it with the Read tool)\n"
 
 
 # -- reference lines (CONTRACT §6) ------------------------------------------------------
@@ -110,7 +120,7 @@ def test_on_demand_lines_name_the_file_for_the_read_tool(claude: ClaudeDriver) -
 
 
 def test_degraded_attachment_names_the_file_for_the_read_tool(claude: ClaudeDriver) -> None:
-    claude.env["PI_RULES_MAX_TOKENS"] = "12"
+    claude.env.update(PI_RULES_MAX_TOKENS="8", PI_RULES_OVERFLOW="index")  # ts does not fit: listed
     claude.start()
     block = claude.tool("Read", {"file_path": claude.path("src/a.ts")}) or ""
     check_golden("claude-attach-read-tool.md", claude.portable(block))

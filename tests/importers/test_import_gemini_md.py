@@ -76,10 +76,16 @@ def test_fixture_nested_package_is_also_its_own_folder_scoped_rule(repo):
 
 
 def test_fixture_example_imports_its_agents_file_and_leaves_prose_mentions(repo):
-    text = body(repo, "project/examples/astro-islands/GEMINI")
-    assert text.endswith("## Imported Context\n\n# OutSystems Astro Islands Development Instructions\n\n"
-                         "## Components\n\n- For any JSX based libraries, the @jsxImportSource directive must be "
-                         "at the top of the file.\n  - Preact:\n\n```js\n/** @jsxImportSource preact */\n```\n")
+    # agents-md loads the nested AGENTS.md as a rule of its own: the import points to it,
+    # and the text is kept inlined for a delivery that does not carry that rule.
+    rule = mine(repo)["project/examples/astro-islands/GEMINI"]
+    assert rule.body.endswith("## Imported Context\n\n(examples/astro-islands/AGENTS.md reaches you as a rule of "
+                              "its own)\n")
+    assert rule.inlined.endswith("## Imported Context\n\n# OutSystems Astro Islands Development Instructions\n\n"
+                                 "## Components\n\n- For any JSX based libraries, the @jsxImportSource directive "
+                                 "must be at the top of the file.\n  - Preact:\n\n```js\n/** @jsxImportSource "
+                                 "preact */\n```\n")
+    assert rule.points_to == (str(repo.cwd / "examples/astro-islands/AGENTS.md"),)
 
 
 def test_fixture_global_context_file_is_a_global_rule(repo, cli):
