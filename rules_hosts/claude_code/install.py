@@ -121,7 +121,9 @@ def _starts_pi_rules(words: list[str]) -> int:
     if words and os.path.basename(words[0]) in ("pi-rules", "pi-rules.exe"):
         return 1
     if len(words) >= 3 and words[1] == "-m" and words[2] in _MODULES:
-        return 3
+        return 3  # written before issue 26 (no -P): still ours, rewritten on install
+    if len(words) >= 4 and words[1] == "-P" and words[2] == "-m" and words[3] in _MODULES:
+        return 4
     return 0
 
 
