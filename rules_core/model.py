@@ -268,6 +268,9 @@ class DiscoveryContext:
     tree_cache: dict[Any, Any] | None = field(default=None, compare=False)
     # Names of the importers PI_RULES_IMPORT enables (see ImporterInfo).
     importers: frozenset[str] = frozenset()
+    # Those whose user-level files load, when the user's own choice differs (a project's
+    # settings narrow only the project's files); None: the same as ``importers``.
+    global_importers: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
