@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from rules_core.cache_files import write_atomically
+from rules_core.containment import write_contained
 from rules_core.settings import SettingsCache, user_settings_path
 from rules_core.settings_parse import TRUST_MODES
 
@@ -138,7 +138,8 @@ def _write_store(env: Mapping[str, str], roots: Iterable[str]) -> str:
     text = json.dumps({"version": STORE_VERSION, "trusted": sorted(set(roots))}, indent=2) + "\n"
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        write_atomically(folder, STORE_NAME, text.encode("utf-8"), sync=True, prefix=".trusted-")
+        # Through the one writer that refuses links out (its bound: the store's own folder).
+        write_contained(path, text.encode("utf-8"), folder, "the trust store's folder", sync=True)
     except OSError as exc:
         raise TrustStoreError(f"cannot write the trust store {path}: {exc.strerror or exc}") from None
     return path
