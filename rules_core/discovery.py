@@ -155,6 +155,10 @@ class Discoverer:
         """Forget the sources' cached tree enumerations (parsed files stay, by mtime)."""
         self._tree.clear()
 
+    def forget_git_roots(self) -> None:
+        """Ask git again (a long-lived host: a folder may have become its own repository)."""
+        self._git_roots.clear()
+
 
 def cwd_only_warnings(context: DiscoveryContext, importers: Sequence[ImporterInfo]) -> tuple[RuleWarning, ...]:
     """A ``cwd-only`` warning for each enabled importer path that exists in an ancestor

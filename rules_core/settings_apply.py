@@ -201,6 +201,7 @@ def project_bound(home: str | None) -> Callable[[str], str | None]:
             found[cwd] = None if held else root
         return found[cwd]
 
+    bound.forget = found.clear  # type: ignore[attr-defined]  # a long-lived host asks git again
     return bound
 
 

@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
@@ -213,6 +214,13 @@ class Journal:
             self.append(touched_entry(kept))
 
     def append(self, record: Mapping[str, Any]) -> None:
+        pending = _DEFERRED.get()
+        if pending is not None:  # the hook server: written once the answer reached the host
+            pending.records.append((self, record))
+            return
+        self._write(record)
+
+    def _write(self, record: Mapping[str, Any]) -> None:
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             fd = open_for_append(self.path, follow=False)
@@ -244,12 +252,45 @@ def lock_wait_ms(env: Mapping[str, str]) -> int:
 @contextlib.contextmanager
 def session_lock(path: str, env: Mapping[str, str]) -> Iterator[bool]:
     """Hold the lock of the session whose journal is ``path`` for the block; yields ``False``
-    when other hooks kept it past ``lock_wait_ms``. ``HookError`` when it cannot be opened."""
+    when other hooks kept it past ``lock_wait_ms``. ``HookError`` when it cannot be opened.
+    Under ``deferred_state`` the lock is held until the deferred records are settled."""
     lock = lock_path(path)
+    pending = _DEFERRED.get()
     with contextlib.ExitStack() as stack:
+        holder = pending.locks if pending is not None else stack
         try:
             os.makedirs(os.path.dirname(lock), mode=0o700, exist_ok=True)
-            locked = stack.enter_context(exclusive(lock, lock_wait_ms(env) / 1000))
+            locked = holder.enter_context(exclusive(lock, lock_wait_ms(env) / 1000))
         except OSError as exc:
             raise HookError(f"cannot lock state file {lock}: {exc}") from None
         yield locked
+
+
+class _Pending:
+    """Journal records of one call held back, and the session locks held meanwhile."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Journal, Mapping[str, Any]]] = []
+        self.locks = contextlib.ExitStack()
+
+    def commit(self) -> None:
+        records, self.records = self.records, []
+        for journal, record in records:
+            journal._write(record)
+
+
+_DEFERRED: ContextVar[_Pending | None] = ContextVar("pi_rules_deferred_state", default=None)
+
+
+@contextlib.contextmanager
+def deferred_state() -> Iterator[_Pending]:
+    """Hold back every journal append of the block (and keep its session locks) until
+    ``commit``; what is not committed when the block ends is dropped (issue 26: the hook
+    server records deliveries only once its answer reached the host)."""
+    pending = _Pending()
+    token = _DEFERRED.set(pending)
+    try:
+        with pending.locks:
+            yield pending
+    finally:
+        _DEFERRED.reset(token)
