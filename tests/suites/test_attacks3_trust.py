@@ -70,3 +70,40 @@ def test_pi_in_home_is_not_hinted_to_trust_home(home):
     result = json.loads(_run(home, home, "--trust-store", "serve", stdin=request).stdout)["result"]
     assert result["trusted"] is False and result["project_rules"] is True
     assert str(home) not in result["hint"] and "never trusted" in result["hint"]
+
+
+# -- attack 6: a rule test's env -------------------------------------------------------------------
+
+
+def _rule_test(home: Path, project: Path) -> subprocess.CompletedProcess[str]:
+    return _run(home, project, "test")
+
+
+@pytest.mark.parametrize("variable", ["COPILOT_CUSTOM_INSTRUCTIONS_DIRS", "HOME", "XDG_CONFIG_HOME"])
+def test_a_rule_tests_env_cannot_point_pi_rules_at_other_folders(home, tmp_path, variable):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN-1234\n")
+    project = tmp_path / "repo"
+    folder = project / "instructions"
+    make_rules(project, {".pi/rules/style.md": rule_text("Tabs.", alwaysApply=True)})
+    folder.mkdir()
+    os.symlink(secret, folder / "x.instructions.md")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    make_rules(project, {".pi/rules.test.yaml": (
+        f"- name: oracle\n  env: {{{variable}: {json.dumps(str(folder))}}}\n"
+        "  expect: {section_contains: [SECRET-TOKEN-1234]}\n")})
+    done = _rule_test(home, project)
+    assert done.returncode == 1
+    assert f"env {variable}: a rule test may set only pi-rules' settings variables" in done.stdout + done.stderr
+    assert "SECRET-TOKEN" not in done.stdout.replace("[SECRET-TOKEN-1234]", "")
+
+
+def test_a_rule_tests_settings_variables_are_still_accepted(home, tmp_path):
+    # Positive control: the settings' own variables pass validation and the case runs.
+    project = tmp_path / "repo"
+    make_rules(project, {".pi/rules/style.md": rule_text("Tabs.", alwaysApply=True),
+                         ".pi/rules.test.yaml": "- name: budget\n  env: {PI_RULES_MAX_TOKENS: '5000'}\n"
+                                                "  expect: {active: [style]}\n"})
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    done = _rule_test(home, project)
+    assert done.returncode == 0, done.stdout
