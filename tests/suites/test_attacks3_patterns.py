@@ -16,6 +16,7 @@ from rules_core.model import Facts
 from rules_core.testing import rule_text
 from rules_plugins._stream_grammar import MAX_EXPANSION, compile_condition, expanded_size
 
+AWS_PATTERN = "AKIA[0-9A-Z]{16}"
 BOMB = "(?:(?:a{100}){100}){100}"  # 24 bytes; ~150 MB once compiled by the regex module
 
 
@@ -120,3 +121,47 @@ def test_a_bomb_in_a_stream_condition_and_a_continue_regex_is_invalid_value(rule
     assert capped == {("bomb.md", "invalid-value"), ("cbomb.md", "invalid-value")}
     assert not any(e["path"].endswith("fine.md") for e in report["errors"])
     assert maxrss_kib < 120 * 1024  # was: ~150 MB held per bomb, twice
+
+
+# -- stream_delta: the per-call limit bounds the whole call -----------------------------------------
+
+
+class _SlowRegex:
+    """A condition whose every search costs ``cost`` seconds of a simulated clock."""
+
+    def __init__(self, clock: list[float], cost: float, runs: list[str], name: str) -> None:
+        self.clock, self.cost, self.runs, self.name = clock, cost, runs, name
+
+    def search(self, text: str, pos: int = 0, timeout: float | None = None) -> None:
+        self.clock[0] += self.cost  # the time the call spends here (the search and what surrounds it)
+        self.runs.append(self.name)
+        return None
+
+
+def test_the_call_budget_bounds_the_whole_call_not_each_tier(rule_project, monkeypatch):
+    import dataclasses
+
+    from rules_core import stream_budget
+    from rules_core.stream_budget import Meter, StreamBudget
+
+    rule_project.write({f".pi/rules/p{i:03}.md": rule_text(condition=f"P{i}X") for i in range(100)})
+    rule_project.write_global({"aws-keys.md": rule_text(condition=AWS_PATTERN)})
+    specs = rule_project.engine().stream_specs(rule_project.facts())
+    clock, runs = [0.0], []
+    monkeypatch.setattr(stream_budget.time, "perf_counter", lambda: clock[0])
+
+    def slowed(spec, cost: float):
+        pattern = dataclasses.replace(spec.patterns[0], regex=_SlowRegex(clock, cost, runs, spec.rule.id))
+        return dataclasses.replace(spec, patterns=(pattern,))
+
+    users = [slowed(s, 0.9) for s in specs if s.is_global]
+    project = [slowed(s, 0.05) for s in specs if not s.is_global]
+    assert len(users) == 1 and len(project) == 100
+    meter = Meter(StreamBudget(call_seconds=1.0))
+    with meter:  # one delta: the user's rules first, then the project's
+        for spec in [*users, *project]:
+            meter.search(spec, spec.patterns[0], "some streamed text", 0)
+    assert runs[0] == "aws-keys"  # the user's rule is always searched, first
+    project_runs = len(runs) - 1
+    assert project_runs <= 3  # 0.1 s of the call is left for them (was 20: a budget of their own)
+    assert clock[0] <= 1.0 + 0.05 + 1e-9  # the whole call stays within its budget plus one search
