@@ -127,19 +127,30 @@ def expanded_size(pattern: str) -> int:
     the optional rest is one loop). Counting stops early once over the cap. Raises
     ``regex.error`` for a pattern the module cannot parse."""
     import regex
+
+    try:
+        parsed = _parse_tree(to_python(pattern))
+    except regex.error:
+        raise
+    except Exception:  # a private module: if it changes, compile as before rather than fail
+        return 0
+    return _size(parsed, 0)
+
+
+def _parse_tree(text: str) -> Any:
+    """The ``regex`` module's own parse of ``text`` (its private parser)."""
+    import regex
     from regex import _regex_core as core
 
-    flags = 0
+    flags = 0  # compile_condition passes none: the pattern's own flags are in its text
     while True:  # as regex.compile does: a global flag set mid-pattern restarts the parse
-        source = core.Source(to_python(pattern))
+        source = core.Source(text)
         info = core.Info(flags, source.char_type, {})
         source.ignore_space = bool(info.flags & regex.VERBOSE)
         try:
-            parsed = core._parse_pattern(source, info)
-            break
+            return core._parse_pattern(source, info)
         except core._UnscopedFlagSet:
             flags = info.global_flags
-    return _size(parsed, 0)
 
 
 def _size(node: Any, depth: int) -> int:
@@ -191,19 +202,9 @@ def max_width(compiled: Any) -> int | None:
     seven characters, so a fuzzy match split across two deltas never fired (issue 14).
     The ``regex`` parser calls fuzzy matching, back-references and graphemes unbounded."""
     try:
-        import regex
         from regex import _regex_core as core
 
-        flags = 0  # compile_condition passes none: the pattern's own flags are in its text
-        while True:  # as regex.compile does: a global flag set mid-pattern restarts the parse
-            source = core.Source(compiled.pattern)
-            info = core.Info(flags, source.char_type, {})
-            source.ignore_space = bool(info.flags & regex.VERBOSE)
-            try:
-                parsed = core._parse_pattern(source, info)
-                break
-            except core._UnscopedFlagSet:
-                flags = info.global_flags
+        parsed = _parse_tree(compiled.pattern)
         parsed.fix_groups(compiled.pattern, False, False)
         high = parsed.max_width()
     except Exception:  # a private module: if it changes, treat every pattern as unbounded
