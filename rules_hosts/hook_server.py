@@ -44,15 +44,8 @@ _READ_TIMEOUT = 10.0  # a client that stalls mid-request is dropped; no call is 
 _ACK_TIMEOUT = 30.0  # past the client's own wait for the answer: it gave up, nothing is committed
 
 
-def code_fingerprint(modules: Sequence[str]) -> str:
-    """What this process runs: the size, mtime and ctime of every loaded module's file and
-    the installed distributions' entry points (a plugin added, removed or upgraded)."""
-    parts: list[object] = [installed_signature()]
-    parts += [[name, *_module_stat(name)] for name in modules]
-    return json.dumps(parts)
-
-
 def _module_stat(name: str) -> list[int | None]:
+    """What a loaded module's file is now: mtime, ctime and size (``None``s: no file)."""
     path = getattr(sys.modules.get(name), "__file__", None)
     try:
         info = os.stat(path) if path else None
@@ -71,7 +64,6 @@ class Server:
         # Every module loaded so far, with its file's stat when first seen (right after the
         # call that imported it): all are checked before each call (issue 26).
         self.watched: dict[str, list[int | None]] = {}
-        self.checks = 0  # module checks made (one per call): what the tests count
 
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(self.idle)
@@ -87,14 +79,14 @@ class Server:
 
     def _remember_code(self) -> None:
         self.modules = tuple(sorted(n for n, m in sys.modules.items() if getattr(m, "__file__", None)))
-        self.fingerprint = installed_signature()
+        if not self.fingerprint:  # taken once: a change later must never become the baseline
+            self.fingerprint = installed_signature()
         for name in self.modules:
             self.watched.setdefault(name, _module_stat(name))
 
     def _code_changed(self) -> bool:
         """Whether any module this process has loaded changed on disk since it was first
         seen, or the installed entry points did."""
-        self.checks += 1
         if installed_signature() != self.fingerprint:
             return True
         return any(_module_stat(name) != seen for name, seen in self.watched.items())
