@@ -102,9 +102,11 @@ def test_compile_refuses_a_bomb_naming_the_cap():
 
 
 def _check_in_child(project, home) -> tuple[dict, int]:
-    script = ("import json, resource, sys\nfrom rules_hosts.cli import main\n"
+    # VmHWM (the peak of this process's own memory; ru_maxrss can carry a forking parent's).
+    script = ("import re, sys\nfrom rules_hosts.cli import main\n"
               "code = main(['--json', 'check'])\n"
-              "sys.stderr.write('\\nMAXRSS %d' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+              "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+              "sys.stderr.write('\\nMAXRSS ' + peak)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")} | {"HOME": str(home)}
     done = subprocess.run([sys.executable, "-P", "-c", script], cwd=project, env=env, capture_output=True,
                           text=True, timeout=120)
