@@ -59,6 +59,17 @@ def expired() -> bool:
     return limit is not None and time.monotonic() >= limit
 
 
+def now() -> float:
+    """The clock every budget reads (one place, so a test can simulate it)."""
+    return time.monotonic()
+
+
+def remaining() -> float | None:
+    """Seconds left of the current budget (never below 0), or None outside any deadline."""
+    limit = _DEADLINE.get()
+    return None if limit is None else max(0.0, limit - time.monotonic())
+
+
 def check() -> None:
     """A checkpoint: raise ``DeadlineExceeded`` once the budget is spent."""
     if expired():

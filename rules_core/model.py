@@ -17,8 +17,7 @@ Enforcement = Literal["enforce", "recommend", "inform"]
 Load = Literal["pinned", "on-demand"]
 Status = Literal["active", "on-demand", "dropped", "inactive", "muted"]
 
-# Discovery order groups (RULE-SPEC §1). A source plugin puts its files in one group;
-# within a group the rest of the order key decides. Gaps leave room for third parties.
+# Discovery order groups (RULE-SPEC §1), then the rest of the order key; gaps for third parties.
 ORDER_CWD = 0
 ORDER_ANCESTORS = 10
 ORDER_NESTED = 20
@@ -271,6 +270,8 @@ class DiscoveryContext:
     tree_cache: dict[Any, Any] | None = field(default=None, compare=False)
     # Names of the importers PI_RULES_IMPORT enables (see ImporterInfo).
     importers: frozenset[str] = frozenset()
+    # Importers of user-level files when a project narrowed its own (None: ``importers``).
+    global_importers: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

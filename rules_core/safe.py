@@ -9,8 +9,10 @@ from typing import Any
 # Invisible characters a reader cannot see but a model reads: zero-width spaces and
 # joiners, direction marks, word joiners and invisible operators, the BOM, the Arabic
 # letter mark, and the Unicode TAG block (U+E0000–E007F, "ASCII smuggling": a body that
-# shows `Use tabs.` can carry a whole hidden sentence). Shown as escapes everywhere.
-INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff\u061c\U000e0000-\U000e007f"
+# shows `Use tabs.` can carry a whole hidden sentence), and the bidi embeddings, overrides
+# and isolates (U+202A–E, U+2066–9: "Trojan Source" — a reviewer reads `rm -rf #.cache ~`
+# while the model reads the characters in stored order). Shown as escapes everywhere.
+INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff\u061c\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
 # C0 controls, DEL, C1 controls, and Unicode line/paragraph separators and bidi overrides;
 # and lone surrogates (a non-UTF-8 file name decodes to them), which no UTF-8 stream can

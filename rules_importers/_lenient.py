@@ -224,8 +224,10 @@ def enabled(context: DiscoveryContext, name: str) -> bool:
 
 def enabled_globally(context: DiscoveryContext, name: str) -> bool:
     """An importer's USER-level files (in $HOME) load whatever the trust, like global
-    rules — but only when ``PI_RULES_IMPORT`` selects the importer."""
-    return context.home is not None and name in context.importers
+    rules — but only when the user's own selection enables the importer (a project's
+    ``import`` or ``[plugins] block`` never un-imports the user's rules)."""
+    chosen = context.importers if context.global_importers is None else context.global_importers
+    return context.home is not None and name in chosen
 
 
 def walk_up(context: DiscoveryContext) -> list[str]:

@@ -17,7 +17,7 @@ import stat
 from functools import lru_cache
 from typing import Any, Mapping
 
-from rules_core import hookimpl
+from rules_core import deadline, hookimpl
 from rules_core.globs.compiled import EMPTY_GLOBSET
 from rules_core.discovery.containment import Containment, Unresolved
 from rules_core.model import (
@@ -41,6 +41,10 @@ RANK = 12  # right after the paths (10): it is about the same touched files
 # file is missed (the condition says so); reading more would make every turn slow.
 MAX_FILES = 16
 READ_BYTES = 256 * 1024
+# Per rule and evaluation: what all its searches together may cost (issue 26: a rule may
+# list any number of patterns, each searched up to SEARCH_SECONDS per file). Past it, or
+# past the call's deadline, the rest are not searched and the verdict says how many.
+RULE_SEARCH_SECONDS = 0.25
 INVOKABLE = ("invokable: true makes this file a Continue prompt (a / command), not a rule; "
              "Continue never applies it as a rule")
 
@@ -117,12 +121,17 @@ def pi_rules_match(rule: Rule, context: MatchContext) -> list[Verdict]:
         return [_no(f"no touched file {where}to search for regex {shown}")]
     contain = Containment(os.path.abspath(cwd), "the working directory")
     notes: list[str] = []
+    budget = _Budget(deadline.now() + RULE_SEARCH_SECONDS)
     for path in candidates[:MAX_FILES]:
-        matched, text = _search(contain, cwd, path, patterns)
+        matched, text = _search(contain, cwd, path, patterns, budget)
         if matched:
             return [Verdict(REGEX, True, (f"touched {path} matches regex /{text}/",), RANK)]
         if text:
             notes.append(text)
+    if budget.skipped:
+        notes.append(f"{budget.skipped} searches (pattern × file) not run: the rule's search budget "
+                     f"({RULE_SEARCH_SECONDS:g} s) or the call's deadline ({deadline.DEADLINE_ENV}) ran out — "
+                     "use fewer or simpler patterns")
     if len(candidates) > MAX_FILES:
         notes.append(f"{len(candidates) - MAX_FILES} more touched files not searched (at most {MAX_FILES})")
     return [_no(f"no touched file's content matches regex {shown}", *notes)]
@@ -189,7 +198,7 @@ def _describe(rule_file: RuleFile, data: Mapping[str, Any], body: str, problems:
 # -- reading the touched files --------------------------------------------------------------
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=128)  # each at most MAX_EXPANSION items (~2.6 MB) compiled
 def _compiled(pattern: str) -> Any:
     """Continue builds ``new RegExp(pattern)``: JavaScript syntax, no flags (``^``/``$``
     anchor the whole file, ``.`` stops at a newline). Raises ValueError naming the fix."""
@@ -202,7 +211,24 @@ _seen: dict[tuple[Any, ...], tuple[bool, str]] = {}
 _SEEN_CAP = 1024
 
 
-def _search(contain: Containment, cwd: str, path: str, patterns: tuple[str, ...]) -> tuple[bool, str]:
+@dataclasses.dataclass
+class _Budget:
+    """What one rule's searches may still spend, and how many were not run."""
+
+    until: float
+    skipped: int = 0
+
+    def timeout(self) -> float | None:
+        """Seconds the next search may take, or None when nothing is left."""
+        left = min(self.until - deadline.now(), SEARCH_SECONDS)
+        call = deadline.remaining()
+        if call is not None:
+            left = min(left, call)
+        return left if left > 0 else None
+
+
+def _search(contain: Containment, cwd: str, path: str, patterns: tuple[str, ...],
+            budget: _Budget) -> tuple[bool, str]:
     """(True, the pattern that matched), or (False, why the file was not (fully)
     searched — empty for a plain no match)."""
     lexical = os.path.normpath(os.path.join(os.path.abspath(cwd), path))
@@ -219,25 +245,33 @@ def _search(contain: Containment, cwd: str, path: str, patterns: tuple[str, ...]
     physical, info = found
     if not stat.S_ISREG(info.st_mode):
         return False, "" if stat.S_ISDIR(info.st_mode) else f"{path} not read: not a regular file"
-    key = (physical, info.st_mtime_ns, info.st_size, info.st_ino, patterns)
+    key = (physical, info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, patterns)
     if key not in _seen:
-        if len(_seen) >= _SEEN_CAP:
-            _seen.clear()
-        _seen[key] = _searched(physical, path, patterns)
+        skipped_before = budget.skipped
+        result = _searched(physical, path, patterns, budget)
+        if budget.skipped == skipped_before:  # a cut search is run again next time, not remembered
+            if len(_seen) >= _SEEN_CAP:
+                _seen.clear()
+            _seen[key] = result
+        return result
     return _seen[key]
 
 
-def _searched(physical: str, path: str, patterns: tuple[str, ...]) -> tuple[bool, str]:
+def _searched(physical: str, path: str, patterns: tuple[str, ...], budget: _Budget) -> tuple[bool, str]:
     text = _head(physical)
     if text is None:
         return False, f"{path} not read: it could not be opened as a plain file"
     slow = []
-    for pattern in patterns:
+    for index, pattern in enumerate(patterns):
+        timeout = budget.timeout()  # a checkpoint per pattern: their number is the repository's
+        if timeout is None:
+            budget.skipped += len(patterns) - index
+            break
         try:
-            if _compiled(pattern).search(text, timeout=SEARCH_SECONDS) is not None:
+            if _compiled(pattern).search(text, timeout=timeout) is not None:
                 return True, pattern
         except TimeoutError:
-            slow.append(f"regex /{pattern}/ took over {SEARCH_SECONDS:g} s on {path} (catastrophic "
+            slow.append(f"regex /{pattern}/ took over {timeout:.2g} s on {path} (catastrophic "
                         "backtracking?), so it counts as no match — simplify its nested or overlapping repetitions")
     return False, "; ".join(slow)
 

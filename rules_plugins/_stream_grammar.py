@@ -27,6 +27,11 @@ _TOOL_TOKEN = re.compile(r"tool:([A-Za-z0-9_.-]+)(?:\((.*)\))?", re.DOTALL)
 _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 _REPEAT = re.compile(r"after-gap\s+(\d+)")
+# The most items a pattern may unroll to when compiled (issue 26). The ``regex`` module
+# writes a counted repetition out ``min`` times, and nested counts multiply: 251 bytes of
+# ``(?:(?:a{100}){100}){100}`` asked for ~150 MB, one more ``{100}`` for tens of GB. An
+# item costs ~260 bytes compiled, so the cap holds one pattern near 2.6 MB.
+MAX_EXPANSION = 10_000
 
 
 def strings(value: Any, key: str, example: str) -> tuple[str, ...]:
@@ -92,11 +97,20 @@ def to_python(pattern: str) -> str:
 
 def compile_condition(pattern: str) -> Any:
     """A ``regex`` pattern: unlike ``re`` it can give up after a time limit, so a rule in
-    an unvetted repository cannot hang its host with catastrophic backtracking."""
+    an unvetted repository cannot hang its host with catastrophic backtracking. Its
+    expanded size is bounded before it is compiled, and the module's pattern cache never
+    keeps it (the engine decides what stays)."""
     import regex  # here: slow to import, and only stream rules need it
 
     try:
-        return regex.compile(to_python(pattern))
+        size = expanded_size(pattern)
+        if size > MAX_EXPANSION:
+            raise ValueError(
+                f"pattern {pattern!r} would unroll to more than {MAX_EXPANSION:,} items when compiled (the "
+                "limit; nested counts multiply: (?:a{100}){100} is 10,000); lower the counts or use + and * "
+                "instead of large {n} repetitions"
+            )
+        return regex.compile(to_python(pattern), cache_pattern=False)
     except regex.error as exc:
         where = f" at position {exc.pos}" if exc.pos is not None else ""
         raise ValueError(
@@ -105,6 +119,69 @@ def compile_condition(pattern: str) -> Any:
         ) from None
     except (RecursionError, OverflowError, MemoryError):
         raise ValueError(f"pattern {pattern!r} is too large or too deeply nested to compile") from None
+
+
+def expanded_size(pattern: str) -> int:
+    """How many items ``regex`` writes out for ``pattern``: its parse tree walked with each
+    counted repetition multiplying its body by its minimum count (what the module unrolls;
+    the optional rest is one loop). Counting stops early once over the cap. Raises
+    ``regex.error`` for a pattern the module cannot parse."""
+    import regex
+
+    try:
+        parsed = _parse_tree(to_python(pattern))
+    except regex.error:
+        raise
+    except Exception:  # a private module: if it changes, compile as before rather than fail
+        return 0
+    return _size(parsed, 0)
+
+
+def _parse_tree(text: str) -> Any:
+    """The ``regex`` module's own parse of ``text`` (its private parser)."""
+    import regex
+    from regex import _regex_core as core
+
+    flags = 0  # compile_condition passes none: the pattern's own flags are in its text
+    while True:  # as regex.compile does: a global flag set mid-pattern restarts the parse
+        source = core.Source(text)
+        info = core.Info(flags, source.char_type, {})
+        source.ignore_space = bool(info.flags & regex.VERBOSE)
+        try:
+            return core._parse_pattern(source, info)
+        except core._UnscopedFlagSet:
+            flags = info.global_flags
+
+
+def _size(node: Any, depth: int) -> int:
+    if depth > 200:  # the parser itself refuses far less nesting; stay safe if it changes
+        return MAX_EXPANSION + 1
+    if hasattr(node, "min_count"):  # greedy, lazy and possessive repetitions
+        body = _size(node.subpattern, depth + 1)
+        return min(body * max(1, int(node.min_count)), MAX_EXPANSION + 1)
+    children: list[Any] = []
+    for name in ("items", "branches"):
+        value = getattr(node, name, None)
+        if isinstance(value, (list, tuple)) and not isinstance(node, _set_types()):
+            children.extend(value)
+    for name in ("subpattern", "yes_item", "no_item"):
+        value = getattr(node, name, None)
+        if value is not None:
+            children.append(value)
+    if not children:
+        return len(getattr(node, "characters", ())) or 1
+    total = 0
+    for child in children:
+        total += _size(child, depth + 1)
+        if total > MAX_EXPANSION:
+            return MAX_EXPANSION + 1
+    return total
+
+
+def _set_types() -> tuple[type, ...]:
+    from regex import _regex_core as core
+
+    return (core.SetBase,)
 
 
 def scoped_form(pattern: str) -> str:
@@ -125,19 +202,9 @@ def max_width(compiled: Any) -> int | None:
     seven characters, so a fuzzy match split across two deltas never fired (issue 14).
     The ``regex`` parser calls fuzzy matching, back-references and graphemes unbounded."""
     try:
-        import regex
         from regex import _regex_core as core
 
-        flags = 0  # compile_condition passes none: the pattern's own flags are in its text
-        while True:  # as regex.compile does: a global flag set mid-pattern restarts the parse
-            source = core.Source(compiled.pattern)
-            info = core.Info(flags, source.char_type, {})
-            source.ignore_space = bool(info.flags & regex.VERBOSE)
-            try:
-                parsed = core._parse_pattern(source, info)
-                break
-            except core._UnscopedFlagSet:
-                flags = info.global_flags
+        parsed = _parse_tree(compiled.pattern)
         parsed.fix_groups(compiled.pattern, False, False)
         high = parsed.max_width()
     except Exception:  # a private module: if it changes, treat every pattern as unbounded

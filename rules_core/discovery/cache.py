@@ -63,7 +63,7 @@ class FileCache:
                 self._entries.pop(rule_file.path, None)
                 return _failed(rule_file, found.message)
             path, info = found
-            signature = (info.st_mtime_ns, info.st_size, info.st_ino)
+            signature = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
         else:
             signature = file_signature(path)
         cached = self._entries.get(rule_file.path)

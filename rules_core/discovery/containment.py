@@ -7,6 +7,7 @@ read. The engine makes one per discovery and hands it to sources as
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from typing import Union
@@ -140,3 +141,74 @@ class Containment:
             f"symbolic link {link} -> {target} leads outside {where}; not read — "
             f"point the link inside {self.label} or copy what it points at there"
         )
+
+
+# -- writes ----------------------------------------------------------------------------
+# No write follows a link the repository ships (issue 26): `init`, `--install`, `map -o`,
+# the trust store. Every writer asks `write_target` where its bytes may go.
+
+
+class LinkRefused(OSError):
+    """A write would follow a symbolic link out of its bound; the message names the link."""
+
+
+def write_target(path: str, bound: str, label: str = "the project") -> str:
+    """The physical path a write to ``path`` may use: the path with every link inside
+    ``bound`` resolved, each checked against ``bound`` before it is followed (folders that
+    do not exist yet are taken as they are spelt). A path outside ``bound`` is returned as
+    it is (the bound does not speak for it). Raises ``LinkRefused`` for a link leading out.
+    """
+    path = os.path.abspath(path)
+    contain = Containment(bound, label)
+    if not contain.inside(path) or path == contain.bound:
+        return path
+    missing: list[str] = []
+    current = path
+    while current != contain.bound:
+        found = contain.resolve(current)
+        if isinstance(found, Unresolved):
+            raise LinkRefused(errno.EPERM, _refusal(found.message))
+        if isinstance(found, tuple):
+            if missing and not stat.S_ISDIR(found[1].st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), current)
+            return os.path.join(found[0], *reversed(missing))
+        if os.path.islink(current):  # a dangling link: its target is ours to create only inside
+            target = os.readlink(current)
+            lands = os.path.normpath(os.path.join(os.path.dirname(current), target))
+            if not contain.inside(lands):
+                raise LinkRefused(errno.EPERM, _refusal(contain._escape(current, target)))
+        missing.append(os.path.basename(current))
+        current = os.path.dirname(current)
+    return os.path.join(contain.bound, *reversed(missing))
+
+
+def enclosing_project(folder: str, home: str | None = None) -> str:
+    """The bound of a write into ``folder``: the nearest folder at or above it holding
+    ``.git`` (by ``lstat`` alone, in ``folder``'s spelling; no git runs), else ``folder``
+    itself. Home and ``/`` are never a project."""
+    start = current = os.path.abspath(folder)
+    home = os.path.abspath(home or os.path.expanduser("~"))
+    while current not in (home, os.path.dirname(current)):
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        current = os.path.dirname(current)
+    return start
+
+
+def _refusal(message: str) -> str:
+    what = message.split("; not read", 1)[0]
+    return (f"{what}; not written — pi-rules never writes through a link out of the project (a repository "
+            "could point it at your own files): remove the link, or write elsewhere")
+
+
+def write_contained(path: str, data: bytes, bound: str, label: str = "the project", *,
+                    mode: int | None = None, sync: bool = False) -> str:
+    """Write ``data`` to ``path`` (atomically, folders made) unless a link leads out of
+    ``bound``; returns the physical path written. Raises ``LinkRefused`` or ``OSError``."""
+    from rules_core.discovery.cache_files import write_atomically
+
+    physical = write_target(path, bound, label)
+    directory, name = os.path.split(physical)
+    os.makedirs(directory, exist_ok=True)
+    write_atomically(directory, name, data, sync=sync, mode=mode, prefix=f".{name}.")
+    return physical

@@ -80,13 +80,15 @@ def read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def file_signature(path: str) -> tuple[int, int, int] | None:
-    """(mtime_ns, size, inode) for cache validation, or ``None`` when it cannot be stat-ed."""
+def file_signature(path: str) -> tuple[int, int, int, int] | None:
+    """(mtime_ns, ctime_ns, size, inode) for cache validation, or ``None`` when it cannot be
+    stat-ed. The ctime: a same-size edit with its mtime put back still changes it (issue 26,
+    as the persistent cache already keyed)."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return None
-    return (info.st_mtime_ns, info.st_size, info.st_ino)
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
 
 

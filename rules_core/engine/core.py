@@ -35,7 +35,7 @@ from rules_core.paths import is_as_written
 from rules_core.select import select
 from rules_core.engine.why import describe_condition, independent_reason
 from rules_core.settings.load import Settings, SettingsCache
-from rules_core.settings.apply import disabled_reason, import_chosen, importer_selection, with_settings
+from rules_core.settings.apply import disabled_reason, import_chosen, project_and_user_importers, with_settings
 from rules_core.stream.model import StreamSpec
 from rules_core.engine.verdicts import Judgement, combine_verdicts
 
@@ -94,8 +94,8 @@ class Engine:
         ``host`` picks the ``[hosts.<name>]`` settings (the importers it enables)."""
         with deadline(self.deadline_ms):
             settings = self.settings(cwd, trusted)
-            importers = importer_selection(settings, host, self.hooks.importers())
-            found = self.discovery.discover(cwd, trusted, importers)
+            importers, users_own = project_and_user_importers(settings, host, self.hooks.importers())
+            found = self.discovery.discover(cwd, trusted, importers, users_own)
             return with_settings(found, settings, host, self.pm, self.hooks.hosts(), os.path.abspath(cwd))
 
     # -- evaluation ------------------------------------------------------------------

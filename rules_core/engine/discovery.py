@@ -50,18 +50,21 @@ class Discoverer:
         # What the tree walk and the exists scans learnt, kept across processes.
         self.persistent = Persistent(env, hooks.pm.list_name_plugin)
 
-    def discover(self, cwd: str, trusted: bool = True, importers: Selected | None = None) -> Discovery:
+    def discover(self, cwd: str, trusted: bool = True, importers: Selected | None = None,
+                 global_importers: frozenset[str] | None = None) -> Discovery:
         """Every rule and error the sources and schemas yield, ids and indexes assigned.
         ``importers``: the enabled importers and their errors (the settings' ``import``);
-        ``None`` reads ``PI_RULES_IMPORT``."""
+        ``None`` reads ``PI_RULES_IMPORT``. ``global_importers``: those whose user-level
+        files load (the user's own settings' choice), when it differs."""
         try:
-            found = self._discover(os.path.abspath(cwd), trusted, importers)
+            found = self._discover(os.path.abspath(cwd), trusted, importers, global_importers)
             self.persistent.flush()
             return found
         except Exception as exc:  # the host must never see a traceback
             return Discovery((), (internal_error(cwd, exc),))
 
-    def _discover(self, cwd: str, trusted: bool, selected: Selected | None) -> Discovery:
+    def _discover(self, cwd: str, trusted: bool, selected: Selected | None,
+                  global_importers: frozenset[str] | None) -> Discovery:
         if selected is None:
             selected = select_importers(self.env.get(IMPORT_ENV), self.hooks.importers())
         importers, import_errors = selected
@@ -75,6 +78,7 @@ class Discoverer:
             listing_cache=self._listings,
             tree_cache=self._tree,
             importers=importers,
+            global_importers=global_importers,
         )
         # Project files stay inside the git root (cwd without one): links leading out are
         # reported, never followed; global rules are the user's own.
@@ -149,6 +153,10 @@ class Discoverer:
     def tree_changed(self) -> None:
         """Forget the sources' cached tree enumerations (parsed files stay, by mtime)."""
         self._tree.clear()
+
+    def forget_git_roots(self) -> None:
+        """Ask git again (a long-lived host: a folder may have become its own repository)."""
+        self._git_roots.clear()
 
 
 def cwd_only_warnings(context: DiscoveryContext, importers: Sequence[ImporterInfo]) -> tuple[RuleWarning, ...]:

@@ -277,6 +277,14 @@ def _errors(values: _Values) -> tuple[ErrorExpectation, ...]:
     return tuple(found)
 
 
+# What a case's ``env`` may set (issue 26): the settings' own variables. A test file is the
+# repository's; a variable such as COPILOT_CUSTOM_INSTRUCTIONS_DIRS or HOME would point
+# pi-rules at folders outside the project (their files then load as global rules, links
+# and all) and turn `section_contains` into an oracle for them in CI logs.
+CASE_ENV = ("PI_RULES_MAX_TOKENS", "PI_RULES_OVERFLOW", "PI_RULES_IMPORT", "PI_RULES_ATTACH",
+            "PI_RULES_DEADLINE_MS", "PI_RULES_STREAM_BUDGET_MS")
+
+
 def _env(values: _Values) -> dict[str, str]:
     if "env" not in values:
         return {}
@@ -287,6 +295,9 @@ def _env(values: _Values) -> dict[str, str]:
     for key, item in value.items():
         if isinstance(item, bool) or not isinstance(item, (str, int)):
             raise Problem(line, f"env {key}: a value must be text or a whole number, not {_kind(item)}; quote it")
+        if key not in CASE_ENV:
+            raise Problem(line, f"env {key}: a rule test may set only pi-rules' settings variables "
+                                f"({', '.join(CASE_ENV)}); a test must not point pi-rules at other folders")
         env[key] = str(item)
     return env
 

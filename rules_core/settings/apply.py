@@ -50,6 +50,40 @@ def importer_selection(settings: Settings, host: str | None, declared: Sequence[
     return defaults, (_error(settings, value, "import", host, message),)
 
 
+def project_and_user_importers(
+    settings: Settings, host: str | None, declared: Sequence[ImporterInfo]
+) -> tuple[Selected, frozenset[str]]:
+    """(the importers for the project's files, with errors; those for the user's own files).
+
+    Project settings narrow only what the project brought (issue 26): the user's own
+    (global) imported rules follow the user's levels alone, so a project's ``import =
+    "none"`` cannot un-import them; a project's ``[plugins] block`` of an importer stops
+    that importer's project files only, and a block of any other plugin is an error of the
+    project file (the plugin also judges the user's own rules)."""
+    names, errors = importer_selection(settings, host, declared)
+    users_own = importer_selection(_without_project(settings), host, declared)[0]
+    known = {info.name for info in declared}
+    refused = []
+    for name, value in _project_blocks(settings, host):
+        if name in known:
+            names = names - {name}
+        else:
+            refused.append(_error(settings, value, "plugins.block", host, (
+                f"plugins.block names {name!r}{_table(value, ' in ')}: a project may block only importers (their "
+                "project files are then not read); any other plugin also judges your own global rules, so only "
+                "your own config file (or -p no:NAME) may block it — narrow the project's rules with disable instead")))
+    return (names, (*errors, *refused)), users_own
+
+
+def _without_project(settings: Settings) -> Settings:
+    return dataclasses.replace(settings, files=tuple(f for f in settings.files if f.level != "project"))
+
+
+def _project_blocks(settings: Settings, host: str | None) -> list[tuple[str, Value]]:
+    return [(name, Value(name, f.level, f.shown, table)) for f in settings.files if f.level == "project"
+            for name, table in f.items("plugins.block", host)]
+
+
 def import_chosen(settings: Settings, host: str | None) -> bool:
     """Whether some level chose the importers: then a host's agent reading a file itself
     no longer leaves it out (``pi_rules_host_reads``), as with ``PI_RULES_IMPORT``."""
@@ -58,13 +92,16 @@ def import_chosen(settings: Settings, host: str | None) -> bool:
 
 def disabled_reason(settings: Settings, host: str | None) -> Callable[[Rule], str | None]:
     """``rule`` → "disabled in <file> (<entry>)" when an entry of ``disable`` names its id
-    (or ``rule://<id>``) or a glob matches its reference path; else ``None``."""
+    (or ``rule://<id>``) or a glob matches its reference path; else ``None``. A project
+    file's entries never disable the user's own (global) rules (issue 26)."""
     entries = [(entry, _disabling(entry, value)) for entry, value in settings.items("disable", host)]
     if not entries:
         return lambda rule: None
+    users_own = [(entry, _disabling(entry, value))
+                 for entry, value in _without_project(settings).items("disable", host)]
 
     def reason(rule: Rule) -> str | None:
-        for entry, (rule_id, glob, why) in entries:
+        for entry, (rule_id, glob, why) in (users_own if rule.source == "global" else entries):
             if rule.id == rule_id or (glob is not None and rule.relative_path and glob.match(rule.relative_path)):
                 return why
         return None
@@ -84,9 +121,11 @@ def _disabling(entry: str, value: Value) -> tuple[str, Glob | None, str]:
 
 
 def plugin_blocks(settings: Settings, host: str | None) -> tuple[str, ...]:
-    """The plugins the files' ``[plugins] block`` names (``-p no:NAME`` and
-    ``PI_RULES_DISABLE_PLUGINS`` reach ``make_plugin_manager`` on their own)."""
-    return tuple(name for name, value in settings.items("plugins.block", host) if value.level in ("project", "user"))
+    """The plugins the user's file's ``[plugins] block`` names (``-p no:NAME`` and
+    ``PI_RULES_DISABLE_PLUGINS`` reach ``make_plugin_manager`` on their own). A project
+    file's blocks never reach the manager: see ``project_and_user_importers``."""
+    return tuple(dict.fromkeys(name for f in settings.files if f.level == "user"
+                               for name, _ in f.items("plugins.block", host)))
 
 
 def required_errors(settings: Settings, host: str | None, pm: pluggy.PluginManager) -> tuple[RuleError, ...]:
@@ -161,6 +200,7 @@ def project_bound(home: str | None) -> Callable[[str], str | None]:
             found[cwd] = None if held else root
         return found[cwd]
 
+    bound.forget = found.clear  # type: ignore[attr-defined]  # a long-lived host asks git again
     return bound
 
 

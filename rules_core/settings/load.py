@@ -298,7 +298,7 @@ class SettingsCache:
         if isinstance(found, Unresolved):
             return RuleError("read-failure", path, found.message, PLUGIN)
         physical, info = found
-        return (physical, info.st_mtime_ns, info.st_size, info.st_ino), physical
+        return (physical, info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino), physical
 
     def _user(self, path: str) -> tuple[object, str] | RuleError | None:
         try:
@@ -308,7 +308,7 @@ class SettingsCache:
         except (OSError, ValueError) as exc:
             return RuleError("read-failure", path, describe_os_error(exc) if isinstance(exc, OSError) else str(exc),
                              PLUGIN)
-        return (info.st_mtime_ns, info.st_size, info.st_ino), path
+        return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino), path
 
 
 def read_settings_text(path: str, *, follow: bool) -> str | RuleError | None:

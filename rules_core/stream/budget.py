@@ -130,6 +130,7 @@ class Meter:
         self._tier_debt = [0.0, 0.0]
         self._depth = 0
         self._tiers: list[_Tier] | None = None  # this call's, made by its first search
+        self._call_start = 0.0  # when the current public call began (issue 26: it bounds the whole call)
         self._switched: list[_Off] = []
         self._notes: list[str] = []  # other things this call must report (a cap reached)
 
@@ -155,6 +156,8 @@ class Meter:
     # feed + end) share it. A class, not a generator: it runs on every delta.
 
     def __enter__(self) -> Meter:
+        if self._depth == 0:
+            self._call_start = time.perf_counter()
         self._depth += 1
         return self
 
@@ -179,6 +182,8 @@ class Meter:
             return None
         tier_index = tier_of(spec)
         tier = self._tier(tier_index)
+        if tier_index == PROJECT:
+            self._whole_call(tier)
         chars = max(0, len(text) - pos)
         allowance = ALLOWANCE_SECONDS + ALLOWANCE_PER_CHAR * chars
         suspect = max(SUSPECT_SECONDS, 10 * allowance)
@@ -190,7 +195,7 @@ class Meter:
                 return None
             limit = min(suspect, self.budget.search_seconds)
         else:
-            limit = self._limit(tier)
+            limit = self._limit(tier, tier_index)
             if spec.rule.id in tier.suspects or spec.rule.id in self.solo:
                 limit = min(limit, suspect)
         start = time.perf_counter()
@@ -228,12 +233,13 @@ class Meter:
         if tiers is None:
             tiers = self._tiers = [_Tier(), _Tier()]
         tier = tiers[tier_index]
+        if tier_index == PROJECT:
+            self._whole_call(tier)
         if tier.cut:
             tier.skipped += len(members)
             return False
-        call, limit = self.budget.call_seconds, self.budget.search_seconds
-        if call is not None and call - tier.spent < limit:
-            limit = max(call - tier.spent, 1e-4)
+        limit = self._limit(tier, tier_index)
+        call = self.budget.call_seconds
         start = time.perf_counter()
         try:
             hit: bool | None = union.search(text, pos, timeout=limit) is not None
@@ -260,13 +266,25 @@ class Meter:
             tiers = self._tiers = [_Tier(), _Tier()]
         return tiers[index]
 
-    def _limit(self, tier: _Tier) -> float:
+    def _limit(self, tier: _Tier, tier_index: int = GLOBAL) -> float:
         """What one search of the tier may take now: the search limit, or what is left of
-        the call's budget (positive: a tier with nothing left is cut and searches nothing)."""
+        the call's budget (positive: a tier with nothing left is cut and searches nothing).
+        The project's searches also stop where the whole call's budget ends."""
         call = self.budget.call_seconds
-        if call is None or call - tier.spent >= self.budget.search_seconds:
+        if call is None:
             return self.budget.search_seconds
-        return max(call - tier.spent, 1e-4)
+        left = call - tier.spent
+        if tier_index == PROJECT and self._depth:
+            left = min(left, call - (time.perf_counter() - self._call_start))
+        return self.budget.search_seconds if left >= self.budget.search_seconds else max(left, 1e-4)
+
+    def _whole_call(self, tier: _Tier) -> None:
+        """Cut the project's tier once the whole call — the user's rules, every search,
+        alternation and overhead since it began — has used the call budget (issue 26: the
+        limit bounds the call, not each condition's searches)."""
+        call = self.budget.call_seconds
+        if call is not None and self._depth and not tier.cut and time.perf_counter() - self._call_start >= call:
+            tier.cut = True
 
     def _owe(
         self, tier_index: int, tier: _Tier, spec: StreamSpec, pattern: StreamPattern, cost: float, allowance: float

@@ -64,7 +64,7 @@ def _tier_plan(tier: int, members: list[Member], solo: Collection[str]) -> TierP
         import regex  # here: slow to import, and only armed stream rules need it
 
         try:
-            union = regex.compile("|".join(m[2].scoped for m in group))
+            union = regex.compile("|".join(m[2].scoped for m in group), cache_pattern=False)
         except (regex.error, RecursionError, OverflowError, MemoryError):
             alone += group  # too big or too odd to join: search each on its own
             continue

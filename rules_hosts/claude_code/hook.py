@@ -26,8 +26,9 @@ from rules_hosts.session.deliver_once import prompt_update
 from rules_hosts.session.runtime import Session, touched_entry
 from rules_hosts.session.stream import read_records, read_switch_offs, switch_off_record
 from .payload import agent_of, model_fact, tool_fact
-from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, MODEL_TYPE, SECTION_TYPE, STOPPED_TYPE, HookError
-from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, session_lock
+from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, MODEL_TYPE, STOPPED_TYPE, HookError
+from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, section_digest
+from .state import section_record, session_lock
 from .tools import HOST, SESSION_TOOLS
 
 MAX_PAYLOAD = 16 * 1024 * 1024  # Read results can be large; beyond this it is hostile
@@ -92,7 +93,7 @@ def _decide(
     env: dict[str, str], locked: bool,
 ) -> dict[str, Any] | None:
     event = payload.get("hook_event_name")
-    state = _load(path)
+    state = _load(path, lambda message: _warn(stderr, message), compact=locked and event != "PreToolUse")
     journal = _Journal(path, lambda message: _warn(stderr, message))
     if event == "SessionStart":
         _remember_model(state, journal, payload.get("model"))
@@ -164,7 +165,7 @@ def _prompt(session: Session, state: _State, journal: _Journal, prompt: str) -> 
     if first or turn.evaluation is None:
         return _deliver(session, state, journal, "UserPromptSubmit", turn.section if turn.action == "patch" else None)
     if turn.action != "none":  # the section as it now reads: diagnostics, and the benchmark's "before"
-        journal.append({"type": SECTION_TYPE, "text": turn.section or ""})
+        journal.append(section_record(turn.section or ""))
     update = prompt_update(turn.evaluation, state.delivered, session.engine.hooks.render, reference=session.reference)
     if update.stopped:
         journal.append({"type": STOPPED_TYPE, "ids": list(update.stopped)})
@@ -255,7 +256,9 @@ def _deliver(
         journal.append({"type": DELIVERED_TYPE, "ids": new})
     if section is None:
         return None
-    journal.append({"type": SECTION_TYPE, "text": section})
+    if event != "SessionStart" and state.section_digest is not None and section_digest(section) == state.section_digest:
+        return None  # the conversation has it: only its digest was journalled (too big)
+    journal.append(section_record(section))
     return _output(event, section)
 
 

@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TextIO
 
+from rules_core.discovery.containment import enclosing_project, write_target
 from rules_core.safe import safe_line
 
 from rules_hosts.cli.launch import shell_command
@@ -95,6 +96,7 @@ class Target:
 
     path: str
     mcp_at: tuple[str, ...] | None  # None: a settings file (hooks); (): the file's root
+    bound: str | None = None  # a project's file: no link out of this folder is written through
 
 
 def targets(scope: str, cwd: str, env: Mapping[str, str]) -> tuple[Target, Target]:
@@ -106,10 +108,12 @@ def targets(scope: str, cwd: str, env: Mapping[str, str]) -> tuple[Target, Targe
     config_dir = env.get("CLAUDE_CONFIG_DIR") or ""
     user_dir = config_dir or os.path.join(home, ".claude")
     state = os.path.join(config_dir or home, ".claude.json")  # Claude Code's own state file
+    bound = enclosing_project(cwd, home)
     if scope == "project":
-        return Target(os.path.join(cwd, SETTINGS_FILE), None), Target(os.path.join(cwd, MCP_FILE), ())
+        return (Target(os.path.join(cwd, SETTINGS_FILE), None, bound),
+                Target(os.path.join(cwd, MCP_FILE), (), bound))
     if scope == "local":
-        return Target(os.path.join(cwd, LOCAL_SETTINGS_FILE), None), Target(state, ("projects", cwd))
+        return Target(os.path.join(cwd, LOCAL_SETTINGS_FILE), None, bound), Target(state, ("projects", cwd))
     return Target(os.path.join(user_dir, "settings.json"), None), Target(state, ())
 
 
@@ -121,7 +125,9 @@ def _starts_pi_rules(words: list[str]) -> int:
     if words and os.path.basename(words[0]) in ("pi-rules", "pi-rules.exe"):
         return 1
     if len(words) >= 3 and words[1] == "-m" and words[2] in _MODULES:
-        return 3
+        return 3  # written before issue 26 (no -P): still ours, rewritten on install
+    if len(words) >= 4 and words[1] == "-P" and words[2] == "-m" and words[3] in _MODULES:
+        return 4
     return 0
 
 
@@ -325,6 +331,11 @@ def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, ke
     """Read and check every file first, so a refused one leaves all of them untouched."""
     planned = []
     for target, check, change in changes:
+        if target.bound is not None:
+            try:  # a `.claude` link the repository ships (into ~/.claude) is never written through
+                write_target(target.path, target.bound)
+            except OSError as exc:
+                return _refuse(stderr, target.path, str(exc.strerror or exc))
         try:
             before = read_json(target.path)
         except FileProblem as exc:

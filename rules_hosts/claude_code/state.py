@@ -10,8 +10,11 @@ both decide to deliver the same rule. A hook that decides deliveries therefore h
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import json
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
@@ -19,6 +22,12 @@ from rules_hosts.session.runtime import TOUCHED_CUSTOM_TYPE, touched_entry
 from rules_hosts.session.file import append_line, encode_line, exclusive, open_for_append, path_refusal
 
 MAX_STATE = 64 * 1024 * 1024  # a state file this big was not written by us: start afresh
+# Bounded per event and compacting (issue 26): a section over MAX_SECTION_TEXT bytes is
+# journalled as its digest, and a journal past COMPACT_AT is rewritten as what it folds to.
+MAX_SECTION_TEXT = 256 * 1024
+COMPACT_AT = 4 * 1024 * 1024
+_KEPT_OTHER = 256  # records of other types (stream-off, scan-overran) a compaction keeps
+_KEPT_ENTRIES = 4096  # touched entries a compaction keeps (the session's own cap on paths)
 SECTION_TYPE = "pi-rules/section"  # the section text last injected ("" once it is gone)
 DELIVERED_TYPE = "pi-rules/delivered"  # ids handed to the model, in delivery order ("agent": a sub-agent's)
 STOPPED_TYPE = "pi-rules/stopped"  # delivered ids the model was told no longer apply
@@ -48,29 +57,96 @@ class State:
     delivered: list[str] = field(default_factory=list)
     agents: dict[str, list[str]] = field(default_factory=dict)
     model: str | None = None
+    section_digest: str | None = None  # a section too big to journal, by its sha256
+    others: list[bytes] = field(default_factory=list)  # lines of other types, for compaction
 
     def delivered_to(self, agent_id: str | None) -> list[str]:
         """The ids delivered in the transcript of ``agent_id`` (``None``: the main one)."""
         return self.delivered if agent_id is None else self.agents.get(agent_id, [])
 
 
-def load(path: str) -> State:
+def section_record(section: str) -> dict[str, Any]:
+    """The journal record of an injected section: its text, or past ``MAX_SECTION_TEXT``
+    bytes its digest (a project may set any ``max_tokens``; the journal must not grow by a
+    whole section per event)."""
+    data = section.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_SECTION_TEXT:
+        return {"type": SECTION_TYPE, "text": section}
+    return {"type": SECTION_TYPE, "sha256": section_digest(section), "chars": len(section)}
+
+
+def section_digest(section: str) -> str:
+    return hashlib.sha256(section.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def load(path: str, warn: Callable[[str], None] | None = None, compact: bool = False) -> State:
+    """The folded state. Never fails the hook: a state file that cannot be read or is over
+    ``MAX_STATE`` is set aside (``<path>.over``) and the session starts afresh, said on
+    stderr, so the decisions that do not need it (the deny above all) still run. With
+    ``compact`` (the caller holds the session lock), a file past ``COMPACT_AT`` is rewritten
+    as what it folds to."""
     try:
         # Non-blocking: a FIFO in the state file's place must not hang the hook.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return State()
     except OSError as exc:
-        raise HookError(f"cannot read state file {path}: {exc}") from None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_STATE + 1)
+        _say(warn, f"cannot read state file {path}: {exc}; this event starts from an empty state")
+        return State()
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(MAX_STATE + 1)
+    except OSError as exc:  # a directory in its place, an I/O error
+        _say(warn, f"cannot read state file {path}: {exc}; this event starts from an empty state")
+        return State()
     if len(data) > MAX_STATE:
-        raise HookError(f"state file {path} is larger than {MAX_STATE} bytes; remove it")
+        with contextlib.suppress(OSError):
+            os.replace(path, path + ".over")
+        _say(warn, f"state file {path} is larger than {MAX_STATE} bytes; set aside as {path}.over, the session's "
+                   "state starts afresh (rules may be delivered again)")
+        return State()
     state = State()
     lines = data.split(b"\n")
     for raw in lines[:-1]:  # the last piece is "" or a torn line: ignored either way
         _fold(state, raw)
+    if compact and len(data) > COMPACT_AT:
+        _compact(path, state, warn)
     return state
+
+
+def _say(warn: Callable[[str], None] | None, message: str) -> None:
+    if warn is not None:
+        warn(message)
+
+
+def _compact(path: str, state: State, warn: Callable[[str], None] | None) -> None:
+    """Rewrite the journal as the records its state folds to, under its own lock (an
+    append waiting on the old file after the rename is lost: at worst a rule comes again)."""
+    records: list[Any] = []
+    if state.model:
+        records.append({"type": MODEL_TYPE, "model": state.model})
+    if state.delivered:
+        records.append({"type": DELIVERED_TYPE, "ids": state.delivered})
+    records += [{"type": DELIVERED_TYPE, "ids": ids, "agent": agent} for agent, ids in state.agents.items()]
+    if state.section or state.section_digest:
+        records.append({"type": SECTION_TYPE, "text": state.section} if state.section_digest is None
+                       else {"type": SECTION_TYPE, "sha256": state.section_digest})
+    records += state.entries[-_KEPT_ENTRIES:]
+    body = b"".join(encode_line(r) for r in records) + b"".join(line + b"\n" for line in state.others[-_KEPT_OTHER:])
+    temporary = f"{path}.compact-{os.getpid()}"
+    try:
+        fd = open_for_append(path, follow=False)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with open(temporary, "wb") as handle:
+                handle.write(body)
+            os.replace(temporary, path)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError) as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        _say(warn, f"cannot compact state file {path}: {exc}")
 
 
 def _fold(state: State, raw: bytes) -> None:
@@ -83,10 +159,13 @@ def _fold(state: State, raw: bytes) -> None:
     kind = record.get("type")
     if kind == CLEAR_TYPE:  # the model stays: /clear starts no new Claude Code process
         state.entries, state.section, state.delivered, state.agents = [], "", [], {}
+        state.section_digest = None
     elif kind == COMPACT_TYPE:
-        state.section, state.delivered = "", []
+        state.section, state.delivered, state.section_digest = "", [], None
     elif kind == SECTION_TYPE and isinstance(record.get("text"), str):
-        state.section = record["text"]
+        state.section, state.section_digest = record["text"], None
+    elif kind == SECTION_TYPE and isinstance(record.get("sha256"), str):
+        state.section, state.section_digest = "", record["sha256"]
     elif kind == DELIVERED_TYPE and isinstance(record.get("ids"), list):
         agent = record.get("agent")
         if isinstance(agent, str):
@@ -103,6 +182,10 @@ def _fold(state: State, raw: bytes) -> None:
         state.model = record["model"] or None
     elif record.get("customType") == TOUCHED_CUSTOM_TYPE:
         state.entries.append(record)
+    elif isinstance(kind, str):
+        state.others.append(raw)
+        if len(state.others) > 2 * _KEPT_OTHER:
+            del state.others[:_KEPT_OTHER]
 
 
 class Journal:
@@ -131,6 +214,13 @@ class Journal:
             self.append(touched_entry(kept))
 
     def append(self, record: Mapping[str, Any]) -> None:
+        pending = _DEFERRED.get()
+        if pending is not None:  # the hook server: written once the answer reached the host
+            pending.records.append((self, record))
+            return
+        self._write(record)
+
+    def _write(self, record: Mapping[str, Any]) -> None:
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             fd = open_for_append(self.path, follow=False)
@@ -139,7 +229,11 @@ class Journal:
             finally:
                 os.close(fd)
         except (OSError, ValueError) as exc:  # ValueError: a NaN, which no record of ours holds
-            raise HookError(f"cannot write state file {self.path}: {exc}") from None
+            # State that cannot be written must not cost the decision (issue 26): said
+            # on stderr, and the hook answers as it would have.
+            if self.warn is None:
+                raise HookError(f"cannot write state file {self.path}: {exc}") from None
+            self.warn(f"cannot write state file {self.path}: {exc}")
 
 
 def lock_path(path: str) -> str:
@@ -158,12 +252,45 @@ def lock_wait_ms(env: Mapping[str, str]) -> int:
 @contextlib.contextmanager
 def session_lock(path: str, env: Mapping[str, str]) -> Iterator[bool]:
     """Hold the lock of the session whose journal is ``path`` for the block; yields ``False``
-    when other hooks kept it past ``lock_wait_ms``. ``HookError`` when it cannot be opened."""
+    when other hooks kept it past ``lock_wait_ms``. ``HookError`` when it cannot be opened.
+    Under ``deferred_state`` the lock is held until the deferred records are settled."""
     lock = lock_path(path)
+    pending = _DEFERRED.get()
     with contextlib.ExitStack() as stack:
+        holder = pending.locks if pending is not None else stack
         try:
             os.makedirs(os.path.dirname(lock), mode=0o700, exist_ok=True)
-            locked = stack.enter_context(exclusive(lock, lock_wait_ms(env) / 1000))
+            locked = holder.enter_context(exclusive(lock, lock_wait_ms(env) / 1000))
         except OSError as exc:
             raise HookError(f"cannot lock state file {lock}: {exc}") from None
         yield locked
+
+
+class _Pending:
+    """Journal records of one call held back, and the session locks held meanwhile."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Journal, Mapping[str, Any]]] = []
+        self.locks = contextlib.ExitStack()
+
+    def commit(self) -> None:
+        records, self.records = self.records, []
+        for journal, record in records:
+            journal._write(record)
+
+
+_DEFERRED: ContextVar[_Pending | None] = ContextVar("pi_rules_deferred_state", default=None)
+
+
+@contextlib.contextmanager
+def deferred_state() -> Iterator[_Pending]:
+    """Hold back every journal append of the block (and keep its session locks) until
+    ``commit``; what is not committed when the block ends is dropped (issue 26: the hook
+    server records deliveries only once its answer reached the host)."""
+    pending = _Pending()
+    token = _DEFERRED.set(pending)
+    try:
+        with pending.locks:
+            yield pending
+    finally:
+        _DEFERRED.reset(token)

@@ -18,12 +18,13 @@ from typing import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # a real process: an embedding caller's argv is answered in process
-        from rules_hosts.cli.hook_client import main as hook_main
+        import rules_hosts.cli.hook_client as hook_client
 
         try:
-            code = hook_main()
+            code = hook_client.main()
         except Exception:  # noqa: BLE001 - the fast path never costs the answer: run it in process
-            code = None
+            # ... unless GO was sent: the server ran the call, and it never runs twice.
+            code = 0 if hook_client.went else None
         if code is not None:
             return code
     from rules_hosts.cli.app import main as app_main

@@ -29,7 +29,7 @@ import sys
 MAX_REQUEST = 16 * 1024 * 1024  # hook.MAX_PAYLOAD: a bigger payload is answered in process
 MAX_ANSWER = 64 * 1024 * 1024
 MAX_HEADER = 1024 * 1024  # the environment travels in it
-READY, GO = b"R", b"G"
+READY, GO, ACK = b"R", b"G", b"A"
 _CONNECT_TIMEOUT = 2.0
 _READY_TIMEOUT = 3.0  # a server still busy with other calls: answer this one in process
 # Once the server runs the call it is bounded by the session lock wait (10 s) and the
@@ -143,13 +143,31 @@ def main() -> int | None:
     if directory is None or len(data) > MAX_REQUEST:
         return None
     path = os.path.join(directory, socket_name())
-    answer = _ask(path, words, data)
-    if answer is None:
+    asked = _ask(path, words, data)
+    if asked is None:
         _start_server(directory, path)
         return None
-    sys.stdout.write(answer["stdout"])
-    sys.stderr.write(answer["stderr"])
+    answer, conn = asked
+    # GO was sent: the server ran the call. Whatever happens now, it is never run again in
+    # process (a second run would journal a /clear twice, deliver a section twice).
+    global went  # noqa: PLW0603 - read by cli.main when this function raises after GO
+    went = True
+    try:
+        sys.stdout.write(answer["stdout"])
+        sys.stderr.write(answer["stderr"])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if conn is not None:
+            conn.sendall(ACK)  # the answer reached the host: the server may record it
+    except (OSError, ValueError):
+        pass
+    finally:
+        if conn is not None:
+            conn.close()
     return 0
+
+
+went = False  # whether GO was sent in this process: from then on the call is the server's
 
 
 def _text_stdin(data: bytes) -> object:
@@ -165,8 +183,9 @@ def _umask() -> int:
     return mask
 
 
-def _ask(path: str, words: list[str], data: bytes) -> dict[str, str] | None:
-    """The server's answer; ``None`` when this call must be answered in process."""
+def _ask(path: str, words: list[str], data: bytes) -> tuple[dict[str, str], socket.socket | None] | None:
+    """The server's answer and the connection to acknowledge it on (``None`` when there is
+    nothing to acknowledge); ``None`` when this call must be answered in process."""
     try:
         info = os.lstat(path)
     except OSError:
@@ -194,20 +213,21 @@ def _ask(path: str, words: list[str], data: bytes) -> dict[str, str] | None:
         conn.close()
         return None
     # From here the server runs the call: it must not also run in process.
+    global went  # noqa: PLW0603
+    went = True
     try:
         conn.settimeout(_ANSWER_TIMEOUT)
         raw = receive(conn, MAX_ANSWER)
         answer = json.loads(raw) if raw else None
     except (OSError, ValueError, RecursionError):
         answer = None
-    finally:
-        conn.close()
     if (isinstance(answer, dict) and isinstance(answer.get("stdout"), str)
             and isinstance(answer.get("stderr"), str)):
-        return answer
+        return answer, conn
+    conn.close()  # no acknowledgement: the server records nothing of this call
     return {"stdout": "", "stderr": "pi-rules hook: the hook server took the call but gave no answer; "
                                     "nothing was added this time (PI_RULES_HOOK_SERVER=off answers every "
-                                    "call in process)\n"}
+                                    "call in process)\n"}, None
 
 
 def _start_server(directory: str, path: str) -> None:

@@ -103,6 +103,9 @@ def init_project(cwd: str) -> InitResult:
     created: list[str] = []
     skipped: list[tuple[str, str]] = []
     failed: list[tuple[str, str]] = []
+    from rules_core.discovery.containment import enclosing_project, write_target
+
+    bound = enclosing_project(cwd)
     for relative, text in _FILES:
         target = os.path.join(cwd, *relative.split("/"))
         why = _reason_to_skip(cwd, relative, target)
@@ -110,7 +113,8 @@ def init_project(cwd: str) -> InitResult:
             skipped.append((relative, why))
             continue
         try:
-            _create(target, text)
+            # A `.pi` link the repository ships (into your global rules) is never written through.
+            _create(write_target(target, bound), text)
         except FileExistsError:
             skipped.append((relative, "it already exists"))
         except OSError as exc:

@@ -4,8 +4,10 @@ Claude Code (and every MCP host) runs the commands it is given with its own ``PA
 rarely holds the virtual environment pi-rules lives in; a bare ``pi-rules`` would then fail
 or, worse, start another installation. So every snippet pi-rules writes names the running
 program by its absolute path: the ``pi-rules`` console script when that is what runs, else
-``<python> -m rules_hosts`` with the interpreter that runs now (``python -m rules_hosts``,
-tests, an embedding). See docs/hosts.md.
+``<python> -P -m rules_hosts`` with the interpreter that runs now (``python -m rules_hosts``,
+tests, an embedding). ``-P`` (Python 3.11+) keeps the working directory off ``sys.path``:
+a host runs the command in the project, and a repository shipping its own ``rules_hosts/``
+folder must not become the hook (issue 26). See docs/hosts.md.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def launcher(argv0: str | None = None, executable: str | None = None) -> tuple[s
         return (SCRIPT,)
     # abspath, not realpath: a venv's python is a symlink, and resolving it would leave
     # the venv (and its site-packages) behind.
-    return (os.path.abspath(python), "-m", "rules_hosts")
+    return (os.path.abspath(python), "-P", "-m", "rules_hosts")
 
 
 def shell_command(*words: str, launch: tuple[str, ...] | None = None) -> str:

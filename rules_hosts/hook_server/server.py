@@ -33,35 +33,25 @@ from rules_core.settings.apply import plugin_blocks
 
 from rules_hosts.cli import app as cli_app
 from rules_hosts.cli.config import configured_engine, host_named
-from rules_hosts.cli.hook_client import (
-    GO,
-    MAX_HEADER,
-    MAX_REQUEST,
-    READY,
-    hook_words,
-    peer_uid,
-    receive_exactly,
-)
+from rules_hosts.claude_code.state import deferred_state
+from rules_hosts.cli.hook_client import ACK, GO, MAX_HEADER, MAX_REQUEST, READY, hook_words, peer_uid, receive_exactly
 
 IDLE_ENV = "PI_RULES_HOOK_SERVER_IDLE"
 IDLE_SECONDS = 600.0
 _MAX_ENGINES = 8
 _LOG_LINES = 50_000
 _READ_TIMEOUT = 10.0  # a client that stalls mid-request is dropped; no call is run for it
+_ACK_TIMEOUT = 30.0  # past the client's own wait for the answer: it gave up, nothing is committed
 
 
-def code_fingerprint(modules: Sequence[str]) -> str:
-    """What this process runs: the size and mtime of every loaded module's file and the
-    installed distributions' entry points (a plugin added, removed or upgraded)."""
-    parts: list[object] = [installed_signature()]
-    for name in modules:
-        path = getattr(sys.modules.get(name), "__file__", None)
-        try:
-            info = os.stat(path) if path else None
-        except OSError:
-            info = None
-        parts.append([name, info.st_mtime_ns if info else None, info.st_size if info else None])
-    return json.dumps(parts)
+def _module_stat(name: str) -> list[int | None]:
+    """What a loaded module's file is now: mtime, ctime and size (``None``s: no file)."""
+    path = getattr(sys.modules.get(name), "__file__", None)
+    try:
+        info = os.stat(path) if path else None
+    except OSError:
+        info = None
+    return [info.st_mtime_ns, info.st_ctime_ns, info.st_size] if info else [None, None, None]
 
 
 class Server:
@@ -70,8 +60,10 @@ class Server:
         self.requests = 0
         self.engines: dict[tuple[Any, ...], tuple[Engine, tuple[str, ...]]] = {}
         self.modules: tuple[str, ...] = ()
-        self.watching_calls = False  # whether the modules the first call imported are watched
         self.fingerprint = ""
+        # Every module loaded so far, with its file's stat when first seen (right after the
+        # call that imported it): all are checked before each call (issue 26).
+        self.watched: dict[str, list[int | None]] = {}
 
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(self.idle)
@@ -88,7 +80,17 @@ class Server:
 
     def _remember_code(self) -> None:
         self.modules = tuple(sorted(n for n, m in sys.modules.items() if getattr(m, "__file__", None)))
-        self.fingerprint = code_fingerprint(self.modules)
+        if not self.fingerprint:  # taken once: a change later must never become the baseline
+            self.fingerprint = installed_signature()
+        for name in self.modules:
+            self.watched.setdefault(name, _module_stat(name))
+
+    def _code_changed(self) -> bool:
+        """Whether any module this process has loaded changed on disk since it was first
+        seen, or the installed entry points did."""
+        if installed_signature() != self.fingerprint:
+            return True
+        return any(_module_stat(name) != seen for name, seen in self.watched.items())
 
     def _answer(self, conn: socket.socket) -> bool:
         """Serve one connection; ``False`` when this server must exit."""
@@ -100,23 +102,28 @@ class Server:
             request = _read(conn)
             if request is None:
                 return True
-            if code_fingerprint(self.modules) != self.fingerprint:
+            if self._code_changed():
                 return False  # no READY: the client answers in process, with the new code
             conn.sendall(READY)
             if conn.recv(1) != GO:
                 return True  # the client gave up waiting and answers in process itself
-            try:
-                answer = self._run(*request)
-            except Exception as exc:  # noqa: BLE001 - the caller gets a line, as in process
-                answer = {"stdout": "", "stderr": f"pi-rules hook: the hook server could not run the call "
-                                                  f"({type(exc).__name__}); nothing was added this time\n"}
-            conn.settimeout(None)
-            conn.sendall(json.dumps(answer).encode("utf-8", "surrogateescape"))
+            with deferred_state() as pending:
+                try:
+                    answer = self._run(*request)
+                except Exception as exc:  # noqa: BLE001 - the caller gets a line, as in process
+                    answer = {"stdout": "", "stderr": f"pi-rules hook: the hook server could not run the call "
+                                                      f"({type(exc).__name__}); nothing was added this time\n"}
+                # Deliveries are committed only once the answer reached the host: the
+                # client acknowledges after writing it; a client that gave up never does.
+                conn.settimeout(_ACK_TIMEOUT)
+                conn.sendall(json.dumps(answer).encode("utf-8", "surrogateescape"))
+                conn.shutdown(socket.SHUT_WR)
+                if conn.recv(1) == ACK:
+                    pending.commit()
         except (OSError, ValueError):
             pass
-        if self.requests and not self.watching_calls:
-            self._remember_code()  # the first call imported what calls need: watch it too
-            self.watching_calls = True
+        finally:
+            self._remember_code()  # what this call imported is watched from now on
         return True
 
     def _run(self, header: dict[str, Any], data: bytes) -> dict[str, Any]:
@@ -151,9 +158,12 @@ class Server:
             self.engines.pop(next(iter(self.engines)))  # the least recently used
         self.engines[key] = kept
         engine = kept[0]
-        # As a fresh process: the tree is checked anew, no earlier session's slow roots.
+        # As a fresh process: the tree is checked anew, no earlier session's slow roots,
+        # and the git root asked again (a folder may have become its own repository).
         engine.invalidate_scans()
         engine.forget_overran()
+        engine.discovery.forget_git_roots()
+        getattr(engine.settings_cache._bound, "forget", lambda: None)()
         engine.options["plugins.block"] = tuple(blocked)
         return engine
 

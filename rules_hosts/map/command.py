@@ -8,6 +8,7 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
+from rules_core.discovery.containment import enclosing_project, write_contained
 from rules_core.safe import safe_line
 
 from rules_hosts.map.data import build_map, map_json_text
@@ -44,9 +45,11 @@ def run(command: Any) -> int:
     if target == "-":
         sys.stdout.write(text)
         return 0
-    path = Path(target).expanduser().resolve()
+    # Not resolved first: a link the repository ships (rules-map.html -> ~/.ssh/id_ed25519)
+    # is refused by the containment check, never followed.
+    path = Path(os.path.abspath(os.path.expanduser(target)))
     try:
-        path.write_text(text, encoding="utf-8")
+        write_contained(str(path), text.encode("utf-8"), enclosing_project(str(path.parent)), mode=0o644)
     except OSError as exc:
         print(f"pi-rules map: cannot write {safe_line(str(path))}: {safe_line(exc.strerror or str(exc))}; "
               "choose another file with -o", file=sys.stderr)

@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from rules_core.discovery.cache_files import write_atomically
+from rules_core.discovery.containment import write_contained
 from rules_core.settings.load import SettingsCache, user_settings_path
 from rules_core.settings.parse import TRUST_MODES
 
@@ -48,17 +48,31 @@ class TrustDecision:
     root: str
     decided_by: str
     problem: str | None = None  # the store could not be read: untrusted, and why
+    home: str | None = None  # the home folder the hint must never name
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"trusted": self.trusted, "root": self.root, "decided_by": self.decided_by,
-                                 "hint": trust_hint(self.root)}
+                                 "hint": trust_hint(self.root, self.home)}
         if self.problem is not None:
             shown["problem"] = self.problem
         return shown
 
 
-def trust_hint(root: str) -> str:
+def trust_hint(root: str, home: str | None = None) -> str:
+    if too_wide(root, home):
+        return ("pi-rules trust in the project's own folder (your home folder and / are never trusted: "
+                "every repository cloned below them would be)")
     return f"pi-rules trust {shlex.quote(root)}"
+
+
+def too_wide(root: str, home: str | None = None) -> bool:
+    """Whether ``root`` is ``/``, the user's home folder or a folder above it: recording it
+    would trust every repository cloned below, so the store never does."""
+    real = os.path.realpath(root)
+    if real == os.path.dirname(real):
+        return True
+    home_real = os.path.realpath(home or os.path.expanduser("~"))
+    return home_real == real or home_real.startswith(real.rstrip(os.sep) + os.sep)
 
 
 def store_path(env: Mapping[str, str]) -> str | None:
@@ -124,7 +138,8 @@ def _write_store(env: Mapping[str, str], roots: Iterable[str]) -> str:
     text = json.dumps({"version": STORE_VERSION, "trusted": sorted(set(roots))}, indent=2) + "\n"
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        write_atomically(folder, STORE_NAME, text.encode("utf-8"), sync=True, prefix=".trusted-")
+        # Through the one writer that refuses links out (its bound: the store's own folder).
+        write_contained(path, text.encode("utf-8"), folder, "the trust store's folder", sync=True)
     except OSError as exc:
         raise TrustStoreError(f"cannot write the trust store {path}: {exc.strerror or exc}") from None
     return path
@@ -133,6 +148,10 @@ def _write_store(env: Mapping[str, str], roots: Iterable[str]) -> str:
 def trust(directory: str, env: Mapping[str, str]) -> tuple[str, bool]:
     """Record the project root of ``directory``: (root, whether it was new)."""
     root = project_root(directory)
+    if too_wide(root, env.get("HOME")):
+        raise TrustStoreError(f"{root} is / or your home folder (or above it); pi-rules never trusts it, since "
+                              "every repository cloned below it would be trusted too — run pi-rules trust in "
+                              "the project's own folder")
     roots = read_store(env)
     if root in roots:
         return root, False
@@ -169,17 +188,19 @@ def trust_decision(cwd: str, env: Mapping[str, str] | None = None) -> TrustDecis
     one, or when the user's ``trust`` setting is ``always``; never when it is ``never``.
     A store that cannot be read trusts nothing (``problem`` says why)."""
     env = os.environ if env is None else env
+    home = env.get("HOME") or None
     root = project_root(cwd)
     mode = trust_mode(env)
     if mode != "ask":
-        return TrustDecision(mode == "always", root, "settings")
+        return TrustDecision(mode == "always", root, "settings", home=home)
     try:
         roots = read_store(env)
     except TrustStoreError as exc:
-        return TrustDecision(False, root, "store", str(exc))
+        return TrustDecision(False, root, "store", str(exc), home=home)
     here = os.path.realpath(cwd)
-    trusted = any(here == r or here.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
-    return TrustDecision(trusted, root, "store")
+    # An entry for /, home or above (written by hand or by an older version) trusts nothing.
+    trusted = any(here == r or here.startswith(r.rstrip(os.sep) + os.sep) for r in roots if not too_wide(r, home))
+    return TrustDecision(trusted, root, "store", home=home)
 
 
 def project_markers(importers: Iterable[Any]) -> tuple[str, ...]:

@@ -62,7 +62,7 @@ def test_print_config_is_the_settings_snippet(claude: Claude) -> None:
     assert "Bash" in hooks["PostToolUse"][0]["matcher"].split("|")
     for groups in hooks.values():
         # The running pi-rules by absolute path (here `python -m rules_hosts`), so a venv works.
-        command = f"{sys.executable} -m rules_hosts hook claude-code"
+        command = f"{sys.executable} -P -m rules_hosts hook claude-code"
         assert groups[0]["hooks"] == [{"type": "command", "command": command, "timeout": 30}]
 
 

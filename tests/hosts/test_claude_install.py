@@ -284,7 +284,7 @@ def test_print_config_of_one_file_is_one_json_document(form: str) -> None:
     done = _module_run("--print-config", form)
     assert done.returncode == 0 and done.stderr == ""
     value = json.loads(done.stdout)  # the whole stdout, nothing around it
-    launch = [sys.executable, "-m", "rules_hosts"]  # not the console script: python -m runs
+    launch = [sys.executable, "-P", "-m", "rules_hosts"]  # not the console script: python -m runs
     if form == "settings":
         assert value == config(shlex.join([*launch, "hook", "claude-code"]))
     else:

@@ -167,10 +167,17 @@ def test_overflow_precedence_reaches_the_facts(capsys, project, monkeypatch, hig
 # -- plugins ----------------------------------------------------------------------------
 
 
-def test_a_blocked_plugin_in_the_file_is_never_registered(capsys, project):
-    write_project(project, '[plugins]\nblock = ["cursor"]\n')
+def test_a_blocked_plugin_in_the_users_file_is_never_registered(capsys, project):
+    write_user(project, '[plugins]\nblock = ["cursor"]\n')
     code, out, _ = run(capsys, project, "plugins", "--json")
     assert code == 0 and "cursor" not in {p["name"] for p in json.loads(out)["plugins"]}
+
+
+def test_a_projects_block_of_an_importer_stops_only_its_project_files(capsys, project):
+    # Issue 26: the plugin stays registered (it also reads the user's own ~/.cursor rules).
+    write_project(project, '[plugins]\nblock = ["cursor"]\n')
+    code, out, _ = run(capsys, project, "plugins", "--json")
+    assert code == 0 and "cursor" in {p["name"] for p in json.loads(out)["plugins"]}
 
 
 def test_a_host_tables_block_applies_when_the_command_runs_for_that_host(capsys, project):

@@ -301,7 +301,7 @@ def test_print_config_prints_the_hooks_and_the_mcp_json_entry(project: Project) 
     assert list(blocks) == [".claude/settings.json", ".mcp.json"]
     assert blocks[".claude/settings.json"] == claude_code.config()
     # The running pi-rules by absolute path (here `python -m rules_hosts`), so a venv works.
-    entry = {"command": sys.executable, "args": ["-m", "rules_hosts", "mcp"]}
+    entry = {"command": sys.executable, "args": ["-P", "-m", "rules_hosts", "mcp"]}
     assert blocks[".mcp.json"] == {"mcpServers": {"pi-rules": entry}}
     assert "pip install 'pi-rules[mcp]'" in done.stdout
 
@@ -311,4 +311,4 @@ def test_print_config_json_is_one_object_keyed_by_file(project: Project) -> None
                           capture_output=True, text=True, env=project.env, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
     assert json.loads(done.stdout) == claude_code.install_files()
-    assert json.loads(done.stdout)[".mcp.json"]["mcpServers"]["pi-rules"]["args"] == ["-m", "rules_hosts", "mcp"]
+    assert json.loads(done.stdout)[".mcp.json"]["mcpServers"]["pi-rules"]["args"] == ["-P", "-m", "rules_hosts", "mcp"]
