@@ -124,6 +124,9 @@ class Rule:
     reference: str = ""
     # Compiled matchers, built once when the rule is parsed (see rules_core.globs).
     compiled: Any = field(default=None, compare=False, repr=False)
+    # The file's other names: in-project symbolic links to it that another source listed
+    # (``CLAUDE.md -> AGENTS.md``). Set by discovery; the rule is one rule with every name.
+    aliases: tuple[RuleFile, ...] = ()
 
     @property
     def positive_globs(self) -> tuple[str, ...]:
