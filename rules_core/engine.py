@@ -178,7 +178,7 @@ class Engine:
             ok, reasons, failed = verdicts[rule.id]
             if not ok:
                 status, cause = "inactive", None
-            elif rule.load == "on-demand":
+            elif rule.load == "on-demand" and rule.id not in selection.dropped:
                 status, cause = "on-demand", None
             elif rule.id in active_ids:
                 status, cause = "active", None

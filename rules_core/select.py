@@ -41,6 +41,10 @@ def select(
     survivors, dropped = dedupe(pinned)
     admitted, over_budget, used = fill_budget(survivors, budget, estimate)
     dropped.update({r.id: "budget" for r in over_budget})
+    # An index line never offers a text the same section already sends whole.
+    sent = {r.body for r in admitted}
+    dropped.update({r.id: "duplicate" for r in on_demand if r.body in sent})
+    on_demand = [r for r in on_demand if r.body not in sent]
     return Selection(
         active=tuple(presentation_order(admitted)),
         on_demand=tuple(presentation_order(on_demand)),

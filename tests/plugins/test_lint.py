@@ -187,13 +187,45 @@ def test_text_equal_but_for_blank_edges_is_sent_twice(rule_project):
     assert warning.path.endswith(".windsurf/rules/style.md") and "the model reads it twice" in warning.message
 
 
-def test_different_texts_and_on_demand_copies_are_not_reported(rule_project):
+def test_different_texts_are_not_reported(rule_project):
     rule_project.write({
         ".pi/rules/a.md": always("Use tabs."),
         ".pi/rules/b.md": always("Use spaces."),
-        ".pi/rules/c.md": rule_text("Use tabs.", alwaysApply=True, load="on-demand"),  # an index line, not a body
     })
     assert codes(warnings_of(rule_project), "duplicate-body") == []
+
+
+def test_an_on_demand_copy_of_a_pinned_text_is_reported(rule_project):
+    """dataplat/pgmob's layout when the pair is copied, not linked: Kiro always, Windsurf manual."""
+    rule_project.write({
+        ".kiro/steering/docs.md": "---\ninclusion: always\n---\n# Documentation Standards\n\nWrite docstrings.\n",
+        ".windsurf/rules/docs.md": "---\ntrigger: manual\n---\n# Documentation Standards\n\nWrite docstrings.\n",
+    })
+    [warning] = codes(warnings_of(rule_project), "duplicate-body")
+    assert warning.path.endswith(".windsurf/rules/docs.md")
+    assert "has the same text as the pinned rule" in warning.message
+    assert "index line is left out" in warning.message
+
+
+def test_two_on_demand_copies_are_reported_on_the_later_one(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": rule_text("Use tabs.", alwaysApply=True, load="on-demand"),
+        ".pi/rules/b.md": rule_text("Use tabs.", alwaysApply=True, load="on-demand"),
+    })
+    [warning] = codes(warnings_of(rule_project), "duplicate-body")
+    assert warning.path.endswith("b.md") and "the index offers the model the same text twice" in warning.message
+
+
+def test_a_file_and_its_symlinked_name_are_not_a_duplicate(rule_project):
+    git_init(rule_project)
+    rule_project.write({".windsurf/rules/docs.md": "---\ntrigger: manual\n---\nWrite docstrings.\n"})
+    (rule_project.cwd / ".kiro" / "steering").mkdir(parents=True)
+    (rule_project.cwd / ".kiro" / "steering" / "docs.md").symlink_to("../../.windsurf/rules/docs.md")
+    assert codes(warnings_of(rule_project), "duplicate-body") == []
+    # The control: the same text as a second file is reported.
+    (rule_project.cwd / ".kiro" / "steering" / "docs.md").unlink()
+    rule_project.write({".kiro/steering/docs.md": "---\ninclusion: always\n---\nWrite docstrings.\n"})
+    assert len(codes(warnings_of(rule_project), "duplicate-body")) == 1
 
 
 # -- ignored-key, ignored-file, size-cap ---------------------------------------------------
