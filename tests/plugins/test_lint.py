@@ -380,3 +380,45 @@ def test_lint_ignore_silences_one_code_for_the_files_a_glob_names(tmp_path, caps
     assert main(["--cwd", str(project), "check"]) == 0
     warnings = [line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("warning")]
     assert warnings == ["warning dead-glob .pi/rules/a.md"]
+
+
+# -- manual-attach, Copilot's ignored-file, double-frontmatter (issue 24, "Also") -----------
+
+
+def test_a_copilot_file_without_apply_to_says_vs_code_attaches_it_by_hand(rule_project):
+    rule_project.write({
+        ".github/instructions/style.instructions.md": "---\ndescription: Style\n---\nUse tabs.\n",
+        ".github/instructions/api.instructions.md": "---\napplyTo: \"src/**\"\n---\nUse REST.\n",
+    })
+    [warning] = codes(warnings_of(rule_project), "manual-attach")
+    assert warning.path.endswith("style.instructions.md")
+    assert "VS Code applies an instructions file without applyTo only when it is attached" in warning.message
+    # RULE-SPEC still makes it always-on.
+    engine = rule_project.engine()
+    section = engine.evaluate(rule_project.facts()).section
+    assert "Use tabs." in section
+
+
+def test_a_markdown_file_in_github_instructions_without_the_suffix_is_ignored_by_copilot(rule_project):
+    rule_project.write({
+        ".github/instructions/style.md": "---\napplyTo: \"**\"\n---\nUse tabs.\n",
+        ".github/instructions/sub/api.md": "Use REST.\n",
+        ".github/instructions/ok.instructions.md": "---\napplyTo: \"**\"\n---\nFine.\n",
+        ".github/instructions/notes.txt": "not markdown",
+    })
+    found = codes(warnings_of(rule_project), "ignored-file")
+    assert [w.path.rsplit("/", 1)[-1] for w in found] == ["style.md", "api.md"]
+    assert "rename it to style.instructions.md" in found[0].message
+    assert "Use tabs." not in rule_project.engine().evaluate(rule_project.facts()).section  # read by no one
+    assert codes(warnings_of(rule_project, trusted=False), "ignored-file") == []
+
+
+def test_a_second_frontmatter_block_is_reported(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": "---\ndescription: A\nversion: 1\nalwaysApply: true\n---\n---\nglobs: src/**\n---\nBody.\n",
+        ".pi/rules/b.md": always("---\n\nA rule that starts with a thematic break.\n\n---\n\nMore."),
+        ".claude/rules/c.md": "---\npaths: src/**\n---\n\n---\ndescription: C\n---\nText.\n",
+    })
+    found = codes(warnings_of(rule_project), "double-frontmatter")
+    assert sorted(w.path.rsplit("/", 1)[-1] for w in found) == ["a.md", "c.md"]
+    assert "(globs)" in next(w for w in found if w.path.endswith("a.md")).message
