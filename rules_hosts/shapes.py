@@ -95,6 +95,7 @@ def explanation_json(explanation: Explanation) -> dict[str, Any]:
         "rules": [
             {"id": e.rule.id, "verdict": e.verdict, "reasons": list(e.reasons), "caveats": list(e.caveats),
              "description": e.rule.description, "load": e.rule.load}
+            | ({"path": e.rule.file.path, "aliases": [a.path for a in e.rule.aliases]} if e.rule.aliases else {})
             for e in explanation.entries
         ],
         "errors": errors_json(explanation.errors),

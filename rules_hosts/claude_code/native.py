@@ -39,10 +39,12 @@ _targets: dict[tuple[str, object], tuple[str, ...]] = {}
 
 
 def claude_reads(rule: Rule, facts: Facts) -> str | None:
-    # The user's mode, read per call from their settings files (cached per file version):
-    # the hook server sets the caller's environment for each call.
-    mode = instruction_mode(os.environ)
     plugin = rule.file.plugin
+    if plugin not in ("claude", "claude-md", "agents-md"):
+        return None
+    # The user's mode, read per call from their settings files (each parsed once per
+    # version): the hook server sets the caller's environment for each call.
+    mode = instruction_mode(os.environ)
     if mode == MANAGED_ONLY:
         return None  # Claude Code loads none of the project's or the user's own files
     if plugin in ("claude", "claude-md"):

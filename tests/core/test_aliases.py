@@ -174,3 +174,10 @@ def test_a_symlinked_rules_folder_names_the_same_files(capsys, isolated):
     rules = run_json(capsys, repo, "list")["rules"]
     assert len(rules) == 1
     assert rules[0]["aliases"] and len(rules[0]["aliases"]) == 1
+
+
+def test_explain_json_names_both_paths(capsys, vercel):
+    entries = run_json(capsys, vercel, "explain", "packages/ai/src/index.ts")["rules"]
+    root = next(e for e in entries if e["id"] == "ai/AGENTS")
+    assert (root["path"], root["aliases"]) == (str(vercel / "AGENTS.md"), [str(vercel / "CLAUDE.md")])
+    assert "aliases" not in next(e for e in entries if e["id"] == "ai/packages/ai/AGENTS")
