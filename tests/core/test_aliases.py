@@ -181,3 +181,9 @@ def test_explain_json_names_both_paths(capsys, vercel):
     root = next(e for e in entries if e["id"] == "ai/AGENTS")
     assert (root["path"], root["aliases"]) == (str(vercel / "AGENTS.md"), [str(vercel / "CLAUDE.md")])
     assert "aliases" not in next(e for e in entries if e["id"] == "ai/packages/ai/AGENTS")
+
+
+def test_read_finds_the_rule_by_either_name(capsys, vercel):
+    for name in ("AGENTS.md", "CLAUDE.md"):
+        code, out = run(capsys, vercel, "read", name)
+        assert code == 0 and ROOT_LINE in out
