@@ -149,7 +149,7 @@ def test_the_library_api_loads_the_engine_but_no_host():
         # small modules that import only the core and the importers (never the session runtime).
         "rules_hosts", "rules_hosts.host_tools", "rules_hosts.pi", "rules_hosts.pi.plugin", "rules_hosts.pi.native",
         "rules_hosts.claude_code", "rules_hosts.claude_code.tools", "rules_hosts.claude_code.plugin",
-        "rules_hosts.claude_code.native",
+        "rules_hosts.claude_code.native", "rules_hosts.claude_code.instructions",
         "rules_hosts.plugins", "rules_hosts.plugins.serve", "rules_hosts.plugins.mcp",
         "rules_hosts.plugins.stream_cli", "rules_hosts.plugins.trust",
         "rules_hosts.plugins.map",
