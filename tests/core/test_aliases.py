@@ -187,3 +187,41 @@ def test_read_finds_the_rule_by_either_name(capsys, vercel):
     for name in ("AGENTS.md", "CLAUDE.md"):
         code, out = run(capsys, vercel, "read", name)
         assert code == 0 and ROOT_LINE in out
+
+
+# -- the pure merge, over any grouping ---------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rules_core.aliases import merge_aliases  # noqa: E402
+from rules_core.model import Rule, RuleFile  # noqa: E402
+
+
+def _rule(n: int) -> Rule:
+    path = f"/p/r{n}.md"
+    return Rule(file=RuleFile(path, "/p", f"r{n}.md", "/p", "native", "v1", "project", (0, 0, "", path)),
+                description="d", body=f"b{n}", always_apply=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(targets=st.lists(st.one_of(st.none(), st.integers(0, 5)), max_size=12))
+def test_merging_keeps_one_rule_per_physical_file_in_discovery_order(targets):
+    rules = [_rule(n) for n in range(len(targets))]
+    # A rule maps to /p/r<t>.md: its own path when t is its index (a real file), else a link.
+    physical = {r.file.path: f"/p/r{t}.md" for r, t in zip(rules, targets) if t is not None}
+    merged = merge_aliases(rules, physical)
+    groups: dict[str, list[str]] = {}
+    for rule in rules:
+        if rule.file.path in physical:
+            groups.setdefault(physical[rule.file.path], []).append(rule.file.path)
+    assert len(merged) == len(rules) - sum(len(g) - 1 for g in groups.values())
+    positions = [next(i for i, r in enumerate(rules) if r.file.path == m.file.path) for m in merged]
+    assert positions == sorted(positions)
+    every_name = sorted(p for m in merged for p in (m.file.path, *(a.path for a in m.aliases)))
+    assert every_name == sorted(r.file.path for r in rules)
+    for kept in merged:
+        real = physical.get(kept.file.path)
+        target_listed = real is not None and real in groups[real]
+        if kept.aliases and target_listed:
+            assert kept.file.path == real  # the link's target is the rule kept when it is listed
