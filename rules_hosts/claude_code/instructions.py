@@ -36,12 +36,35 @@ MAX_DROP_INS = 64
 _MAX_CACHED = 32
 # path -> (signature, options found there): each file parsed once per version.
 _parsed: dict[str, tuple[object, Mapping[str, Any]]] = {}
+# (user file, managed file, drop-in folder) -> (signatures, the drop-ins then, the mode)
+_modes: dict[tuple[str, str, str], tuple[tuple[object, ...], tuple[str, ...], str]] = {}
 
 
 def instruction_mode(env: Mapping[str, str]) -> str:
-    """The mode Claude Code runs in for the user of ``env`` (``FALLBACK`` when unset)."""
+    """The mode Claude Code runs in for the user of ``env`` (``FALLBACK`` when unset).
+    Asked once per rule of an evaluation, so the answer is kept while the stat signatures
+    of the files it came from and of the drop-in folder (which changes when a file is
+    added or removed there) are unchanged: a warm call costs a few stats, no listing."""
+    places = _places(env)
+    cached = _modes.get(places)
+    if cached is not None and cached[0] == _stamp(places, cached[1]):
+        return cached[2]
+    user, managed, folder = places
+    drop_ins = tuple(sorted(glob.glob(os.path.join(glob.escape(folder), "*.json")))[:MAX_DROP_INS])
+    mode = _mode_of([user, managed, *drop_ins])
+    if len(_modes) >= _MAX_CACHED:
+        _modes.pop(next(iter(_modes)))
+    _modes[places] = (_stamp(places, drop_ins), drop_ins, mode)
+    return mode
+
+
+def _stamp(places: tuple[str, str, str], drop_ins: tuple[str, ...]) -> tuple[object, ...]:
+    return tuple(_signature(p) for p in (*places, *drop_ins))
+
+
+def _mode_of(files: list[str]) -> str:
     options: dict[str, Any] = {}
-    for path in settings_files(env):
+    for path in files:
         options.update(_options_in(path))
     chosen = options.get("instructionFiles")
     mode = chosen if chosen in MODES else FALLBACK
@@ -54,18 +77,30 @@ def instruction_mode(env: Mapping[str, str]) -> str:
 
 def settings_files(env: Mapping[str, str]) -> list[str]:
     """The user's settings file, then the managed ones, in the order Claude Code merges them."""
+    user, managed, folder = _places(env)
+    return [user, managed, *sorted(glob.glob(os.path.join(glob.escape(folder), "*.json")))[:MAX_DROP_INS]]
+
+
+def _places(env: Mapping[str, str]) -> tuple[str, str, str]:
+    """The user's settings file, the managed settings file and the managed drop-in folder."""
     config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
     managed = env.get("CLAUDE_CODE_MANAGED_SETTINGS_PATH") or "/etc/claude-code"
-    drop_ins = sorted(glob.glob(os.path.join(glob.escape(managed), "managed-settings.d", "*.json")))[:MAX_DROP_INS]
-    return [os.path.join(config_dir, "settings.json"), os.path.join(managed, "managed-settings.json"), *drop_ins]
+    return (os.path.join(config_dir, "settings.json"), os.path.join(managed, "managed-settings.json"),
+            os.path.join(managed, "managed-settings.d"))
 
 
-def _options_in(path: str) -> Mapping[str, Any]:
+def _signature(path: str) -> tuple[int, int, int] | None:
     try:
         info = os.stat(path)
     except (OSError, ValueError):
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+def _options_in(path: str) -> Mapping[str, Any]:
+    signature = _signature(path)
+    if signature is None:
         return {}
-    signature = (info.st_mtime_ns, info.st_size, info.st_ino)
     cached = _parsed.get(path)
     if cached is not None and cached[0] == signature:
         return cached[1]
