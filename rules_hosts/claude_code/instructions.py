@@ -75,12 +75,6 @@ def _mode_of(files: list[str]) -> str:
     return mode
 
 
-def settings_files(env: Mapping[str, str]) -> list[str]:
-    """The user's settings file, then the managed ones, in the order Claude Code merges them."""
-    user, managed, folder = _places(env)
-    return [user, managed, *sorted(glob.glob(os.path.join(glob.escape(folder), "*.json")))[:MAX_DROP_INS]]
-
-
 def _places(env: Mapping[str, str]) -> tuple[str, str, str]:
     """The user's settings file, the managed settings file and the managed drop-in folder."""
     config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
