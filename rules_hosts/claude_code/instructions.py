@@ -17,7 +17,6 @@ shape accepted, anything unreadable or odd counts as "not set".
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import stat
@@ -33,6 +32,7 @@ LEGACY = {"none": MANAGED_ONLY, "claude": CLAUDE_ONLY, "agents-fallback": FALLBA
 PLUGIN_KEYS = ("agents-md@builtin", "cc-plugin-agents-md@builtin")
 MAX_BYTES = 1024 * 1024
 MAX_DROP_INS = 64
+MAX_LISTED = 4096  # entries of managed-settings.d looked at
 _MAX_CACHED = 32
 # path -> (signature, options found there): each file parsed once per version.
 _parsed: dict[str, tuple[object, Mapping[str, Any]]] = {}
@@ -50,12 +50,28 @@ def instruction_mode(env: Mapping[str, str]) -> str:
     if cached is not None and cached[0] == _stamp(places, cached[1]):
         return cached[2]
     user, managed, folder = places
-    drop_ins = tuple(sorted(glob.glob(os.path.join(glob.escape(folder), "*.json")))[:MAX_DROP_INS])
+    drop_ins = _drop_ins(folder)
     mode = _mode_of([user, managed, *drop_ins])
     if len(_modes) >= _MAX_CACHED:
         _modes.pop(next(iter(_modes)))
     _modes[places] = (_stamp(places, drop_ins), drop_ins, mode)
     return mode
+
+
+def _drop_ins(folder: str) -> tuple[str, ...]:
+    """The folder's ``*.json`` files in name order, at most ``MAX_DROP_INS`` of the first
+    ``MAX_LISTED`` entries: a folder of a million files costs a bounded listing."""
+    names: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_LISTED:
+                    break
+                if entry.name.endswith(".json"):
+                    names.append(entry.name)
+    except (OSError, ValueError):
+        return ()
+    return tuple(os.path.join(folder, name) for name in sorted(names)[:MAX_DROP_INS])
 
 
 def _stamp(places: tuple[str, str, str], drop_ins: tuple[str, ...]) -> tuple[object, ...]:
