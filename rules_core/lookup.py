@@ -73,13 +73,14 @@ class Reading:
 
 
 def find_by_relative_path(rules: Sequence[Rule], name: object) -> Rule | None:
-    """Exact relative-path lookup; a :func:`refused` name finds nothing."""
+    """Exact relative-path lookup; a :func:`refused` name finds nothing. A file's other
+    name (a symbolic link, ``Rule.aliases``) finds it when no rule has that path itself."""
     if refused(name):
         return None
     for rule in rules:  # discovery order: the earliest source wins a repeated path
         if rule.relative_path == name:
             return rule
-    return None
+    return next((r for r in rules for alias in r.aliases if alias.relative_path == name), None)
 
 
 RULE_URL = "rule://"

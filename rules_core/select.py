@@ -81,6 +81,10 @@ def _select_once(matched: Sequence[Rule], budget: int, estimate: Callable[[Rule]
     for step in steps:
         if step.rule.pool is not None and step.admitted:
             used[step.rule.pool.name] += step.cost
+    # An index line never offers a text the same section already sends whole.
+    sent = {r.body for r in admitted}
+    dropped.update({r.id: "duplicate" for r in on_demand if r.body in sent})
+    on_demand = [r for r in on_demand if r.body not in sent]
     return Selection(
         active=tuple(presentation_order(admitted)),
         on_demand=tuple(presentation_order(on_demand)),

@@ -19,6 +19,8 @@ READ_RULE_PARAMETERS: Mapping[str, Any] = {
 
 
 def rule_json(rule: Rule) -> dict[str, Any]:
+    """A rule's keys; ``aliases`` (the absolute paths of the in-project links that name the
+    same file, CONTRACT §7) only for a rule that has them."""
     return {
         "id": rule.id,
         "relativePath": rule.relative_path,
@@ -29,7 +31,7 @@ def rule_json(rule: Rule) -> dict[str, Any]:
         "load": rule.load,
         "priority": rule.priority,
         "enforcement": rule.enforcement,
-    }
+    } | ({"aliases": [a.path for a in rule.aliases]} if rule.aliases else {})
 
 
 def outcome_json(
@@ -96,6 +98,7 @@ def explanation_json(explanation: Explanation) -> dict[str, Any]:
         "rules": [
             {"id": e.rule.id, "verdict": e.verdict, "reasons": list(e.reasons), "caveats": list(e.caveats),
              "description": e.rule.description, "load": e.rule.load}
+            | ({"path": e.rule.file.path, "aliases": [a.path for a in e.rule.aliases]} if e.rule.aliases else {})
             for e in explanation.entries
         ],
         "errors": errors_json(explanation.errors),

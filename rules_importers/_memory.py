@@ -6,7 +6,9 @@ one in a folder below the working directory applies to that folder (its rule mat
 touched paths under it and nothing else). Files are listed general → specific: the git
 root's first, cwd's last, then the nested ones shallow first, so the most specific text
 comes last in the section. The nested search is the shared bounded tree walk
-(``rules_core.discovery.tree``): gitignore-aware, never through symlinks or hidden folders.
+(``rules_core.discovery.tree``): gitignore-aware, never through symlinked or hidden folders; a
+memory file that is an in-project link (``CLAUDE.md -> AGENTS.md``) is found, and
+discovery makes it one rule with the file it names (``rules_core.discovery.aliases``).
 
 Ids name the folder (``acme/AGENTS``, ``acme/packages/api/AGENTS``, ``~/.claude/CLAUDE``)
 and the reference path is relative to the git root (``packages/api/AGENTS.md``), so
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from typing import Sequence
 
+from rules_core.discovery.containment import Unresolved
 from rules_core.model import BudgetPool, DiscoveryContext, ParseResult, RuleError, RuleFile
 from rules_core.paths import ancestors_between
 from rules_core.discovery.tree import folders_holding, folders_with_hidden
@@ -186,7 +190,7 @@ def _folder_files(
     for index, group in enumerate(groups):
         for filename in group:
             path = os.path.join(folder, filename)
-            kind = path_kind(path, name)
+            kind = _contained_kind(context, path, name)
             if kind is None or kind == "dir":
                 continue
             if isinstance(kind, RuleError):
@@ -203,3 +207,19 @@ def _folder_files(
                                   id_stem=f"{label}/{stem}", bound=bound))
             break
     return found
+
+
+def _contained_kind(context: DiscoveryContext, path: str, name: str) -> str | RuleError | None:
+    """``path_kind``, but a symbolic link of a project is resolved inside the project
+    first: a link leading out is listed as a file, so that reading it reports the refusal
+    (``rules_core.discovery.cache``) without its target ever being looked at."""
+    contain = context.containment
+    if contain is None or not os.path.islink(path):
+        return path_kind(path, name)
+    found = contain.resolve(path)
+    if found is None:
+        return path_kind(path, name)  # broken: the usual read-failure
+    if isinstance(found, Unresolved):
+        return "file"
+    mode = found[1].st_mode
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"

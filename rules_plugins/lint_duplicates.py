@@ -6,7 +6,10 @@ pinned bodies are deduplicated by the selection (RULE-SPEC §6: higher ``priorit
 then the later discovery index), so only one copy is sent; which one follows from
 priorities and file order, and muting it silently brings the other back. Bodies that
 differ only in blank edges or trailing spaces are not deduplicated: the model reads the
-text twice. Both cases are worth one line in ``check``.
+text twice. Both cases are worth one line in ``check``. On-demand rules count too: an
+on-demand copy of a pinned text loses its index line while the text is sent (selection),
+and two on-demand copies put the same text in the index twice. A file with two names (a
+symbolic link, ``rules_core.discovery.aliases``) is one rule, never a copy of itself.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ KEEP_BOTH = "if each tool needs its own, block one importer for pi-rules (-p no:
 
 @hookimpl
 def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWarning]:
-    pinned = [r for r in discovery.rules if r.load == "pinned" and r.inactive_reason is None and r.body.strip()]
+    candidates = [r for r in discovery.rules if _counted(r)]
     found: list[RuleWarning] = []
     by_body: dict[str, list[Rule]] = {}
-    for rule in pinned:
+    for rule in candidates:
         by_body.setdefault(rule.body, []).append(rule)
     for copies in by_body.values():
         if len(copies) > 1:
@@ -42,16 +45,32 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
 
 
 def _identical(copies: list[Rule]) -> list[RuleWarning]:
-    """The selection keeps one: name it on every other copy."""
-    [winner], _ = dedupe(copies)
-    return [
-        RuleWarning(CODE, rule.file.path, (
-            f"rule {rule.id} has the same text as {winner.id} ({_where(winner)}): when both are active only "
-            f"{winner.id} is sent ({_why(rule, winner)}), and muting {winner.id} sends this copy instead — "
-            f"keep one copy; {KEEP_BOTH}"
-        ), "lint-duplicates")
-        for rule in copies if rule is not winner
-    ]
+    """The selection keeps one pinned copy: name it on every other copy. An on-demand copy
+    of a pinned text loses its index line while that text is sent; on-demand copies of
+    each other are all offered (named on every copy after the first)."""
+    pinned = [r for r in copies if r.load == "pinned"]
+    winner = dedupe(pinned)[0][0] if pinned else min(copies, key=lambda r: r.index)
+    found = []
+    for rule in copies:
+        if rule is winner:
+            continue
+        if rule.load == "pinned":
+            message = (f"rule {rule.id} has the same text as {winner.id} ({_where(winner)}): when both are active only "
+                       f"{winner.id} is sent ({_why(rule, winner)}), and muting {winner.id} sends this copy instead")
+        elif winner.load == "pinned":
+            message = (f"on-demand rule {rule.id} has the same text as the pinned rule {winner.id} ({_where(winner)}): "
+                       f"while {winner.id} is sent, this rule's index line is left out (the text is in the section "
+                       "already); when it is not, the model is offered a text it may have had")
+        else:
+            message = (f"on-demand rule {rule.id} has the same text as on-demand rule {winner.id} ({_where(winner)}): "
+                       "the index offers the model the same text twice")
+        found.append(RuleWarning(CODE, rule.file.path, f"{message} — keep one copy; {KEEP_BOTH}", "lint-duplicates"))
+    return found
+
+
+def _counted(rule: Rule) -> bool:
+    """Bodies the model may get: pinned (the section) and on-demand (fetched from the index)."""
+    return rule.inactive_reason is None and bool(rule.body.strip())
 
 
 def _why(rule: Rule, winner: Rule) -> str:
@@ -77,7 +96,7 @@ def duplicate_groups(rules: Sequence[Rule]) -> list[tuple[Rule, ...]]:
     edges and trailing spaces), each group in discovery order; ``pi-rules map`` lists them."""
     groups: dict[str, list[Rule]] = {}
     for rule in rules:
-        if rule.load == "pinned" and rule.inactive_reason is None and rule.body.strip():
+        if _counted(rule):
             groups.setdefault(_text(rule.body), []).append(rule)
     return [tuple(sorted(g, key=lambda r: r.index)) for g in groups.values() if len(g) > 1]
 

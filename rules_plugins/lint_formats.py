@@ -9,7 +9,12 @@ names the tool's own rule and the docs/importers.md section that quotes it:
   ``paths:`` in a Copilot file, a Windsurf file with ``alwaysApply``/``globs`` but no
   ``trigger``, Cursor's ``alwaysApply: "true"`` as text);
 - ``ignored-file``: a plain ``.md`` file in ``.cursor/rules``, where Cursor reads ``.mdc``
-  (rule folders, ``<name>/RULE.md``, are Cursor 2.2's own layout and pass);
+  (rule folders, ``<name>/RULE.md``, are Cursor 2.2's own layout and pass), or a ``.md``
+  file in ``.github/instructions`` without the ``.instructions.md`` suffix Copilot needs;
+- ``manual-attach``: a Copilot ``.instructions.md`` without ``applyTo``: always on by
+  RULE-SPEC, attached only by hand in VS Code;
+- ``double-frontmatter``: a second frontmatter block right after the first (its keys do
+  nothing, its lines are sent as text);
 - ``size-cap``: a file over its tool's documented size (Windsurf's characters per rule
   file, Codex's 32 KiB of ``AGENTS.md`` text from the git root down).
 
@@ -41,6 +46,7 @@ AGENTS_MD = 'docs/importers.md, "The agents-md importer"'
 WINDSURF_CHARS = 12_000
 WINDSURF_GLOBAL_CHARS = 6_000
 CODEX_BYTES = 32 * 1024
+_STRAY_ENTRIES = 2_000  # entries of .github/instructions looked at for misnamed files
 
 # (the rule, its frontmatter keys, its text) -> (code, message) pairs
 Check = Callable[[Rule, Mapping[str, str], str], list[tuple[str, str]]]
@@ -59,7 +65,71 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
         found.extend(RuleWarning(code, rule.file.path, message, PLUGIN)
                      for code, message in check[1](rule, frontmatter_keys(text), text))
     found.extend(_codex_size(discovery.rules))
+    found.extend(_second_frontmatter(discovery.rules, context))
+    if context.trusted:
+        found.extend(_stray_copilot_files(context.cwd))
     return found
+
+
+def _second_frontmatter(rules: Sequence[Rule], context: LintContext) -> list[RuleWarning]:
+    """A file whose frontmatter block is followed by another one: only the first is read as
+    frontmatter (by pi-rules and by the tools), so the second one's keys do nothing and its
+    lines reach the model as text."""
+    found = []
+    for rule in rules:
+        if not rule.body.lstrip("\n").startswith("---"):
+            continue  # the cheap test first: most bodies start with text
+        text = context.read_text(rule)
+        end = _block_end(text) if text is not None else None
+        if end is None:
+            continue
+        rest = text[end:].lstrip("\n")  # type: ignore[index]
+        keys = frontmatter_keys(rest)
+        if keys:
+            found.append(RuleWarning("double-frontmatter", rule.file.path, (
+                f"a second frontmatter block follows the first ({', '.join(list(keys)[:5])}): only the first block "
+                "at the top of the file is frontmatter, so these keys do nothing and their lines are sent to the "
+                "model as text — merge them into the first block"
+            ), PLUGIN))
+    return found
+
+
+def _block_end(text: str) -> int | None:
+    """Where the text after a leading ``---`` block starts, or None without one."""
+    if not text.startswith("---\n"):
+        return None
+    close = text.find("\n---\n", 3)
+    if close == -1:
+        return None
+    return close + len("\n---\n")
+
+
+def _stray_copilot_files(cwd: str) -> list[RuleWarning]:
+    """Markdown files in ``.github/instructions`` that do not end in ``.instructions.md``:
+    Copilot reads only those (so does pi-rules), so these are read by neither. Listed
+    below cwd only, never through a symbolic link, at most ``_STRAY_ENTRIES`` entries."""
+    root = os.path.join(cwd, ".github", "instructions")
+    if any(os.path.islink(p) for p in (os.path.dirname(root), root)):
+        return []
+    found, pending, seen = [], [root], 0
+    while pending and seen < _STRAY_ENTRIES:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as entries:
+                listed = sorted(entries, key=lambda e: e.name)[:_STRAY_ENTRIES]
+        except OSError:
+            continue
+        for entry in listed:
+            seen += 1
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif entry.name.endswith(".md") and not entry.name.endswith(".instructions.md"):
+                fixed = entry.name[: -len(".md")] + ".instructions.md"
+                found.append(RuleWarning("ignored-file", entry.path, (
+                    f"GitHub Copilot reads only *.instructions.md files in .github/instructions, so this file is "
+                    f"read neither by Copilot nor by pi-rules — rename it to {fixed} ({COPILOT})"
+                ), PLUGIN))
+    return sorted(found, key=lambda w: w.path)
 
 
 def frontmatter_keys(text: str) -> dict[str, str]:
@@ -95,6 +165,12 @@ def _claude(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, s
 def _copilot(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
     scoped = "applyTo" in keys
     found = []
+    if not scoped:
+        found.append(("manual-attach", (
+            "this instructions file has no applyTo: RULE-SPEC reads it as applyTo: \"**\", so pi-rules sends it in "
+            "every session, but VS Code applies an instructions file without applyTo only when it is attached to a "
+            f"chat by hand — write applyTo: \"**\" so both agree, or a glob if it is meant for some files ({COPILOT})"
+        )))
     for key in ("globs", "paths", "alwaysApply"):
         if key in keys:
             effect = ("applyTo decides, so remove it" if scoped else

@@ -11,6 +11,7 @@ import os
 from typing import Any, Callable
 
 from rules_core import hookimpl
+from rules_core.discovery.aliases import alias_note
 from rules_core.delivery import ON_DEMAND_NOTE
 from rules_core.model import Discovery, Evaluation, Explanation, Outcome, Rule, RuleError, RuleWarning
 from rules_core.safe import safe_block, safe_line
@@ -103,7 +104,7 @@ def _explain_detail(rule: Rule, verdict: str) -> str:
 def render_show(rule: Rule, cwd: str) -> str:
     lines = [
         f"id: {safe_line(rule.id)}",
-        f"path: {safe_line(rule.file.path)}",
+        f"path: {safe_line(rule.file.path + alias_note(rule, lambda p: _display_path(p, cwd)))}",
         f"relative path: {safe_line(rule.relative_path)}",
         f"source: {rule.source} ({safe_line(rule.file.plugin)})",
         f"description: {safe_line(rule.description)}",
@@ -144,7 +145,7 @@ def _warning_line(warning: RuleWarning, cwd: str) -> str:
 
 def render_list(discovery: Discovery, cwd: str) -> str:
     rows = [
-        (r.id, r.relative_path, r.source, r.file.plugin, _display_path(r.file.path, cwd))
+        (r.id, r.relative_path, r.source, r.file.plugin, _path_with_aliases(r, cwd))
         for r in discovery.rules
     ]
     widths = [max((len(safe_line(row[i])) for row in rows), default=0) for i in range(4)]
@@ -180,7 +181,12 @@ def describe_conditions(rule: Rule) -> str:
 
 
 def _where(rule: Rule, cwd: str) -> str:
-    return f"{safe_line(_display_path(rule.file.path, cwd))} ({rule.source})"
+    return f"{_path_with_aliases(rule, cwd)} ({rule.source})"
+
+
+def _path_with_aliases(rule: Rule, cwd: str) -> str:
+    """The rule's path, then ``(also <link>)`` for each other name of its file (CONTRACT §7)."""
+    return safe_line(_display_path(rule.file.path, cwd) + alias_note(rule, lambda p: _display_path(p, cwd)))
 
 
 def _error_line(error: RuleError, cwd: str) -> str:

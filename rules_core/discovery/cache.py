@@ -46,6 +46,9 @@ class FileCache:
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[tuple[int, int, int], RuleFile, ParseResult | None, _Signatures]] = {}
+        # Listed project path -> the physical file it resolved to at its last load: two
+        # names of one file are one rule (rules_core.discovery.aliases).
+        self.physical: dict[str, str] = {}
 
     def load(self, rule_file: RuleFile, parse: Parser, contain: Containment | None = None) -> ParseResult | None:
         """The parse result, or ``None`` when the file vanished (skipped silently).
@@ -64,6 +67,7 @@ class FileCache:
                 return _failed(rule_file, found.message)
             path, info = found
             signature = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+            self.physical[rule_file.path] = path
         else:
             signature = file_signature(path)
         cached = self._entries.get(rule_file.path)
@@ -90,6 +94,8 @@ class FileCache:
         """Forget files no source listed this cycle, so the cache cannot grow without bound."""
         for path in [p for p in self._entries if p not in paths]:
             del self._entries[path]
+        for path in [p for p in self.physical if p not in paths]:
+            del self.physical[path]
 
 
 _Signatures = tuple[tuple[str, "tuple[int, int, int] | None"], ...]

@@ -33,7 +33,7 @@ from rules_core.discovery.cache_files import (
 from rules_core.discovery.observe import Observation, Signature, observing, signature
 
 CACHE_ENV = "PI_RULES_CACHE"
-FORMAT, VERSION = "pi-rules-cache", 1
+FORMAT, VERSION = "pi-rules-cache", 2  # 2: the tree walk keeps links named like a memory file
 MAX_ENTRIES = 1024  # answers per project file
 MAX_PATHS = 500_000  # stat signatures per project file
 MAX_STORES = 8  # projects one long-lived engine keeps open

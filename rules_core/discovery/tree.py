@@ -34,7 +34,7 @@ class _Folder:
         self.depth = depth
         self.relative = relative  # cwd-relative, "/"-separated
         self.hidden = hidden  # names of its real hidden subdirectories
-        self.files = files  # names of its real (not symlinked) Markdown files
+        self.files = files  # names of its Markdown files, links named like one included
 
 
 def folders_owning(context: DiscoveryContext, marker: str) -> list[tuple[int, str]]:
@@ -64,8 +64,11 @@ def folders_with_hidden(context: DiscoveryContext, marker: str) -> list[tuple[in
 
 
 def folders_holding(context: DiscoveryContext, name: str) -> list[tuple[int, str]]:
-    """(depth, cwd-relative folder) of every walked folder holding a real (not
-    symlinked) Markdown file ``name``, as of the walk; shallow first, then lexicographic."""
+    """(depth, cwd-relative folder) of every walked folder holding a Markdown file
+    ``name``, as of the walk; shallow first, then lexicographic. A symbolic link named
+    ``name`` counts (``CLAUDE.md -> AGENTS.md`` is the usual layout): its target is not
+    looked at here — the source resolves it inside the project, which refuses one that
+    leads out, and discovery merges it with the file it names (``rules_core.discovery.aliases``)."""
     if not name.endswith(_KEPT_SUFFIX):
         raise ValueError(f"the tree walk keeps only {_KEPT_SUFFIX} file names, not {name!r}")
     cache = context.tree_cache
@@ -120,7 +123,8 @@ def _walk(cwd: str, relative: str, depth: int, ignores: IgnoreStack | None, out:
 
 def _list(directory: str) -> tuple[list[str], frozenset[str], frozenset[str], bool]:
     """Real visible subdirectories worth descending, the real hidden ones' names, the
-    real Markdown files' names, and whether a ``.gitignore`` is there."""
+    names of the Markdown files and of links named like one, and whether a
+    ``.gitignore`` is there."""
     names: list[str] = []
     hidden: set[str] = set()
     files: set[str] = set()
@@ -131,7 +135,8 @@ def _list(directory: str) -> tuple[list[str], frozenset[str], frozenset[str], bo
             for entry in entries:
                 try:
                     if not entry.is_dir(follow_symlinks=False):
-                        if entry.name.endswith(_KEPT_SUFFIX) and entry.is_file(follow_symlinks=False):
+                        if entry.name.endswith(_KEPT_SUFFIX) and (
+                                entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                             files.add(entry.name)
                         has_ignore_file = has_ignore_file or entry.name == ".gitignore"
                         continue

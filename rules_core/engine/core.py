@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pluggy
 
+from rules_core.discovery.aliases import native_copies
 from rules_core.discovery.cache import ScanCache, evict_oldest
 from rules_core.globs.compiled import MAX_GLOBS
 from rules_core.deadline import DeadlineExceeded, budget_ms, deadline, deadline_error, expired
@@ -182,7 +183,7 @@ class Engine:
             ok, reasons, failed = verdicts[rule.id]
             if not ok:
                 status, cause = "inactive", None
-            elif rule.load == "on-demand":
+            elif rule.load == "on-demand" and rule.id not in selection.dropped:
                 status, cause = "on-demand", None
             elif rule.id in active_ids:
                 status, cause = "active", None
@@ -208,32 +209,29 @@ class Engine:
 
     def _exclusions(self, rules: Sequence[Rule], facts: Facts) -> dict[str, str]:
         """Rules left out of this evaluation, with the reason."""
-        found = {}
-        left_out = self._left_out(facts)
-        for rule in rules:
-            if rule.id not in facts.mutes:
-                reason = left_out(rule)
-                if reason is not None:
-                    found[rule.id] = reason
-        return found
+        left_out = self._left_out(facts, rules)
+        return {r.id: why for r in rules if r.id not in facts.mutes and (why := left_out(r)) is not None}
 
-    def _left_out(self, facts: Facts) -> Callable[[Rule], str | None]:
-        """Why a rule is not for ``facts``: a settings file disables it, a scope plugin
-        excludes it (``pi_rules_exclude``), or the host's agent reads its file itself —
-        unless the ``import`` setting (``PI_RULES_IMPORT``, a file, ``--import``) chose."""
+    def _left_out(self, facts: Facts, rules: Sequence[Rule]) -> Callable[[Rule], str | None]:
+        """Why a rule of ``rules`` is not for ``facts``: a settings file disables it, a scope
+        plugin excludes it (``pi_rules_exclude``), or the host's agent reads its file — or a
+        byte-identical copy of it (rules_core.discovery.aliases) — itself, unless the ``import``
+        setting (``PI_RULES_IMPORT``, a file, ``--import``) chose."""
         settings = self.settings(facts.cwd, facts.trusted)  # once per call, not per rule
         disabled = disabled_reason(settings, facts.host)
-        host_reads = facts.host is not None and not import_chosen(settings, facts.host)
+        native: dict[str, str] = {}
+        if facts.host is not None and not import_chosen(settings, facts.host):
+            native = {r.id: why for r in rules if (why := self.hooks.host_reads(r, facts)) is not None}
+            native.update(native_copies(rules, native, facts.host, facts.cwd))
 
         def reason(rule: Rule) -> str | None:
-            found = disabled(rule) or self.hooks.exclusion(rule, facts)
-            return self.hooks.host_reads(rule, facts) if found is None and host_reads else found
+            return disabled(rule) or self.hooks.exclusion(rule, facts) or native.get(rule.id)
 
         return reason
 
     def reachable(self, rules: Sequence[Rule], facts: Facts) -> list[Rule]:
         """The rules ``read_rule`` may return for ``facts`` (none left out for them)."""
-        left_out = self._left_out(facts)
+        left_out = self._left_out(facts, rules)
         return [r for r in rules if left_out(r) is None]
 
     def stream_specs(self, facts: Facts, discovery: Discovery | None = None) -> tuple[StreamSpec, ...]:
@@ -246,7 +244,7 @@ class Engine:
             cwd = os.path.abspath(facts.cwd)
             context = MatchContext(facts=facts, touched=(), existing={}, intents=(), cwd=cwd)
             armed = []
-            left_out = self._left_out(facts)
+            left_out = self._left_out(facts, discovery.rules)
             for rule in discovery.rules:
                 spec = self.hooks.stream_spec(rule)
                 if spec is None or rule.id in facts.mutes or left_out(rule) is not None:
@@ -342,7 +340,7 @@ class Engine:
         probe = dataclasses.replace(facts, touched=touched, prompt="")
         context = MatchContext(facts=probe, touched=touched, existing={}, intents=(), cwd=cwd)
         entries = []
-        left_out = self._left_out(facts)
+        left_out = self._left_out(facts, discovery.rules)
         for rule in discovery.rules:
             caveats = tuple(describe_condition(rule, c) for c in rule.declared_conditions if c != PATH_CONDITION)
             if rule.id in facts.mutes:

@@ -13,6 +13,7 @@ import os
 import traceback
 from typing import Mapping, Sequence
 
+from rules_core.discovery.aliases import merge_aliases
 from rules_core.discovery.cache import FileCache, evict_oldest
 from rules_core.globs.compiled import compile_rule
 from rules_core.discovery.containment import Containment
@@ -125,16 +126,20 @@ class Discoverer:
             f"({MAX_IGNORE_BYTES // 1024} KiB, {MAX_WILDCARD_LINES} wildcard lines), so nothing in it is ignored "
             "when pi-rules walks the tree — shorten it, or move generated lines elsewhere"
         ), "engine") for path in (skipped_ignore_files(context) if trusted else ()))
-        assigned, invisible = self._ids_for(tuple(rules))
+        assigned, invisible = self._ids_for(tuple(rules), self._files.physical)
         return Discovery(assigned, tuple(errors), (*warnings, *invisible))
 
-    def _ids_for(self, parsed: tuple[Rule, ...]) -> tuple[tuple[Rule, ...], tuple[RuleWarning, ...]]:
-        """Ids, indexes and the rules' own warnings; reused while discovery yields the very
-        same parsed rules (a warm pass scans no body)."""
+    def _ids_for(
+        self, parsed: tuple[Rule, ...], physical: Mapping[str, str]
+    ) -> tuple[tuple[Rule, ...], tuple[RuleWarning, ...]]:
+        """Two names of one file merged into one rule (``rules_core.discovery.aliases``), then ids,
+        indexes and the rules' own warnings; reused while discovery yields the very same
+        parsed rules (a warm pass scans no body). A link pointed elsewhere changes what
+        its path parses to, so the memo cannot outlive a change of ``physical``."""
         memo = self._ids_memo
         if memo is not None and same_objects(memo[0], parsed):
             return memo[1], memo[2]
-        assigned = _assign_ids(parsed)
+        assigned = _assign_ids(merge_aliases(parsed, physical))
         invisible = _invisible_warnings(assigned)
         self._ids_memo = (parsed, assigned, invisible)
         return assigned, invisible

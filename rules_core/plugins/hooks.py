@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import pluggy
 
+from rules_core.discovery.aliases import every_name
 from rules_core.plugins.manager import FAULT, FAULTS
 from rules_core.model import (
     Discovery,
@@ -148,11 +149,15 @@ class Hooks:
         info = self.hosts().get(facts.host) if facts.host else None
         if info is None:
             return None
-        try:
-            reason = info.reads(rule, facts)
-        except Exception:
-            return None
-        return reason if isinstance(reason, str) and reason else None
+        # A file with two names (rules_core.discovery.aliases) is read when either name is.
+        for name in every_name(rule):
+            try:
+                reason = info.reads(name, facts)
+            except Exception:
+                return None
+            if isinstance(reason, str) and reason:
+                return reason if name is rule else f"{reason} (as {name.relative_path}, a link to this file)"
+        return None
 
     def exclusion(self, rule: Rule, facts: Facts) -> str | None:
         results, faults = self.call("pi_rules_exclude", rule=rule, facts=facts)

@@ -2,13 +2,17 @@
 
 Claude Code loads its memory files — ``CLAUDE.md``, ``.claude/CLAUDE.md``,
 ``CLAUDE.local.md`` from the working directory up, nested ones when it works in their
-folder, ``~/.claude/CLAUDE.md`` — and ``.claude/rules``. Since 2.1.277 it also reads
-``AGENTS.md``, but only when no ``CLAUDE.md`` is in the working directory or above it: so
-an ``AGENTS.md`` counts as Claude's own only when no ``CLAUDE.md`` (or
-``.claude/CLAUDE.md``) sits in its folder or in any folder from cwd up to the git root.
-An ``AGENTS.md`` that a ``CLAUDE.md`` on the way imports (``@AGENTS.md``, the usual
-bridge) reaches Claude through that import, so it is Claude's own too. When in doubt the
-file is sent: a rule read twice costs tokens, a rule lost costs more.
+folder, ``~/.claude/CLAUDE.md`` — and ``.claude/rules``. Whether it also reads
+``AGENTS.md`` is the user's choice since 2.1.277, its project-instructions mode
+(``instructions.py``): by default (``claude-md-or-agents-md``) only where no CLAUDE file
+(``CLAUDE.md``, ``.claude/CLAUDE.md``, ``CLAUDE.local.md``) is in the working directory or
+above it, so an ``AGENTS.md`` counts as Claude's own only when none sits in its folder or
+in any folder from cwd up to the git root; ``claude-md-and-agents-md`` reads every
+``AGENTS.md``; ``claude-md`` none; ``managed-only`` reads none of the project's or the
+user's files at all, so pi-rules sends them. An ``AGENTS.md`` that a CLAUDE file on the
+way imports (``@AGENTS.md``, the usual bridge) reaches Claude through that import, so it
+is Claude's own too. When in doubt the file is sent: a rule read twice costs tokens, a
+rule lost costs more.
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ from rules_core.model import Facts, Rule
 from rules_core.discovery.reading import file_signature, read_rule_text
 from rules_importers._includes import import_targets
 
+from .instructions import BOTH, FALLBACK, MANAGED_ONLY, instruction_mode
+
 READ_BY_CLAUDE = "Claude Code reads this file itself; pi-rules leaves it out so it is not sent twice"
 READ_AGENTS = ("Claude Code reads AGENTS.md itself where no CLAUDE.md is in the way; pi-rules leaves it "
                "out so it is not sent twice")
+READ_AGENTS_BOTH = (f"Claude Code reads AGENTS.md itself beside CLAUDE.md (its project-instructions mode is {BOTH}); "
+                    "pi-rules leaves it out so it is not sent twice")
 IMPORTED = "Claude Code reads this file through the @import in {}; pi-rules leaves it out so it is not sent twice"
 _CLAUDE_FILES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"))
 _IMPORTING_FILES = (*_CLAUDE_FILES, "CLAUDE.local.md")
@@ -32,15 +40,25 @@ _targets: dict[tuple[str, object], tuple[str, ...]] = {}
 
 def claude_reads(rule: Rule, facts: Facts) -> str | None:
     plugin = rule.file.plugin
+    if plugin not in ("claude", "claude-md", "agents-md"):
+        return None
+    # The user's mode, read per call from their settings files (each parsed once per
+    # version): the hook server sets the caller's environment for each call.
+    mode = instruction_mode(os.environ)
+    if mode == MANAGED_ONLY:
+        return None  # Claude Code loads none of the project's or the user's own files
     if plugin in ("claude", "claude-md"):
         return READ_BY_CLAUDE
     if plugin != "agents-md":
         return None
     folders = [rule.file.base, *_cwd_and_above(os.path.abspath(facts.cwd), rule.file.rules_root)]
-    if os.path.basename(rule.file.path) == "AGENTS.md" and not any(
-        os.path.isfile(os.path.join(folder, name)) for folder in folders for name in _CLAUDE_FILES
-    ):
-        return READ_AGENTS
+    if os.path.basename(rule.file.path) == "AGENTS.md":
+        if mode == BOTH:
+            return READ_AGENTS_BOTH
+        if mode == FALLBACK and not any(
+            os.path.isfile(os.path.join(folder, name)) for folder in folders for name in _IMPORTING_FILES
+        ):
+            return READ_AGENTS
     for folder in dict.fromkeys(folders):
         for name in _IMPORTING_FILES:
             importer = os.path.join(folder, name)

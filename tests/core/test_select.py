@@ -57,12 +57,31 @@ def test_presentation_unconditional_first_then_priority_desc_then_index():
     assert [r.id for r in presentation_order(rules)] == ["always", "p5", "p5b", "p0"]
 
 
-def test_on_demand_bypasses_dedupe_and_budget():
+def test_on_demand_bypasses_budget_and_dedupe_among_itself():
+    rules = [make("pin", 0, "other"), make("od", 1, "same", load="on-demand"),
+             make("od1", 2, "same", load="on-demand"), make("od2", 3, "x" * 999, load="on-demand")]
+    selection = select(rules, 5, cost)
+    assert [r.id for r in selection.active] == ["pin"]
+    assert [r.id for r in selection.on_demand] == ["od", "od1", "od2"]
+    assert selection.dropped == {} and selection.budget_used == 5
+
+
+def test_an_index_line_never_offers_a_text_the_section_sends():
+    """Issue 24 (docs/format.md, "Selection and the section"): the one place selection
+    departs from RULE-SPEC's "one index line per on-demand rule"."""
     rules = [make("pin", 0, "same"), make("od", 1, "same", load="on-demand"), make("od2", 2, "x" * 999, load="on-demand")]
     selection = select(rules, 5, cost)
     assert [r.id for r in selection.active] == ["pin"]
-    assert [r.id for r in selection.on_demand] == ["od", "od2"]
-    assert selection.dropped == {} and selection.budget_used == 4
+    assert [r.id for r in selection.on_demand] == ["od2"]
+    assert selection.dropped == {"od": "duplicate"} and selection.budget_used == 4
+
+
+def test_an_on_demand_copy_of_a_text_the_budget_left_out_keeps_its_index_line():
+    rules = [make("big", 0, "a" * 40), make("same", 1, "b" * 40), make("od", 2, "b" * 40, load="on-demand")]
+    selection = select(rules, 12, cost)
+    assert [r.id for r in selection.active] == ["big"]
+    assert [r.id for r in selection.on_demand] == ["od"]
+    assert selection.dropped == {"same": "budget"}
 
 
 @pytest.mark.parametrize(

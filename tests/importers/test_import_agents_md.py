@@ -238,11 +238,14 @@ def test_a_symlinked_directory_is_never_followed(git_project, tmp_path):
     assert relative_errors(git_project) == []
 
 
-def test_a_nested_symlinked_file_is_not_read(git_project):
+def test_a_nested_symlinked_file_inside_the_project_is_read(git_project):
+    """Like a walked-up one (docs/format.md, "One file, two names"); one leading out is refused."""
     git_project.write({"docs/guide.md": "# Guide\n"})
     (git_project.cwd / "pkg").mkdir()
     os.symlink("../docs/guide.md", git_project.cwd / "pkg" / "AGENTS.md")
-    assert rules(git_project) == {}
+    found = rules(git_project)
+    assert list(found) == ["project/pkg/AGENTS"]
+    assert found["project/pkg/AGENTS"].body == "# Guide\n"
 
 
 def test_a_root_file_linking_out_of_the_repository_is_reported_never_read(git_project, tmp_path):

@@ -187,13 +187,45 @@ def test_text_equal_but_for_blank_edges_is_sent_twice(rule_project):
     assert warning.path.endswith(".windsurf/rules/style.md") and "the model reads it twice" in warning.message
 
 
-def test_different_texts_and_on_demand_copies_are_not_reported(rule_project):
+def test_different_texts_are_not_reported(rule_project):
     rule_project.write({
         ".pi/rules/a.md": always("Use tabs."),
         ".pi/rules/b.md": always("Use spaces."),
-        ".pi/rules/c.md": rule_text("Use tabs.", alwaysApply=True, load="on-demand"),  # an index line, not a body
     })
     assert codes(warnings_of(rule_project), "duplicate-body") == []
+
+
+def test_an_on_demand_copy_of_a_pinned_text_is_reported(rule_project):
+    """dataplat/pgmob's layout when the pair is copied, not linked: Kiro always, Windsurf manual."""
+    rule_project.write({
+        ".kiro/steering/docs.md": "---\ninclusion: always\n---\n# Documentation Standards\n\nWrite docstrings.\n",
+        ".windsurf/rules/docs.md": "---\ntrigger: manual\n---\n# Documentation Standards\n\nWrite docstrings.\n",
+    })
+    [warning] = codes(warnings_of(rule_project), "duplicate-body")
+    assert warning.path.endswith(".windsurf/rules/docs.md")
+    assert "has the same text as the pinned rule" in warning.message
+    assert "index line is left out" in warning.message
+
+
+def test_two_on_demand_copies_are_reported_on_the_later_one(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": rule_text("Use tabs.", alwaysApply=True, load="on-demand"),
+        ".pi/rules/b.md": rule_text("Use tabs.", alwaysApply=True, load="on-demand"),
+    })
+    [warning] = codes(warnings_of(rule_project), "duplicate-body")
+    assert warning.path.endswith("b.md") and "the index offers the model the same text twice" in warning.message
+
+
+def test_a_file_and_its_symlinked_name_are_not_a_duplicate(rule_project):
+    git_init(rule_project)
+    rule_project.write({".windsurf/rules/docs.md": "---\ntrigger: manual\n---\nWrite docstrings.\n"})
+    (rule_project.cwd / ".kiro" / "steering").mkdir(parents=True)
+    (rule_project.cwd / ".kiro" / "steering" / "docs.md").symlink_to("../../.windsurf/rules/docs.md")
+    assert codes(warnings_of(rule_project), "duplicate-body") == []
+    # The control: the same text as a second file is reported.
+    (rule_project.cwd / ".kiro" / "steering" / "docs.md").unlink()
+    rule_project.write({".kiro/steering/docs.md": "---\ninclusion: always\n---\nWrite docstrings.\n"})
+    assert len(codes(warnings_of(rule_project), "duplicate-body")) == 1
 
 
 # -- ignored-key, ignored-file, size-cap ---------------------------------------------------
@@ -348,3 +380,45 @@ def test_lint_ignore_silences_one_code_for_the_files_a_glob_names(tmp_path, caps
     assert main(["--cwd", str(project), "check"]) == 0
     warnings = [line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("warning")]
     assert warnings == ["warning dead-glob .pi/rules/a.md"]
+
+
+# -- manual-attach, Copilot's ignored-file, double-frontmatter (issue 24, "Also") -----------
+
+
+def test_a_copilot_file_without_apply_to_says_vs_code_attaches_it_by_hand(rule_project):
+    rule_project.write({
+        ".github/instructions/style.instructions.md": "---\ndescription: Style\n---\nUse tabs.\n",
+        ".github/instructions/api.instructions.md": "---\napplyTo: \"src/**\"\n---\nUse REST.\n",
+    })
+    [warning] = codes(warnings_of(rule_project), "manual-attach")
+    assert warning.path.endswith("style.instructions.md")
+    assert "VS Code applies an instructions file without applyTo only when it is attached" in warning.message
+    # RULE-SPEC still makes it always-on.
+    engine = rule_project.engine()
+    section = engine.evaluate(rule_project.facts()).section
+    assert "Use tabs." in section
+
+
+def test_a_markdown_file_in_github_instructions_without_the_suffix_is_ignored_by_copilot(rule_project):
+    rule_project.write({
+        ".github/instructions/style.md": "---\napplyTo: \"**\"\n---\nUse tabs.\n",
+        ".github/instructions/sub/api.md": "Use REST.\n",
+        ".github/instructions/ok.instructions.md": "---\napplyTo: \"**\"\n---\nFine.\n",
+        ".github/instructions/notes.txt": "not markdown",
+    })
+    found = codes(warnings_of(rule_project), "ignored-file")
+    assert [w.path.rsplit("/", 1)[-1] for w in found] == ["style.md", "api.md"]
+    assert "rename it to style.instructions.md" in found[0].message
+    assert "Use tabs." not in rule_project.engine().evaluate(rule_project.facts()).section  # read by no one
+    assert codes(warnings_of(rule_project, trusted=False), "ignored-file") == []
+
+
+def test_a_second_frontmatter_block_is_reported(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": "---\ndescription: A\nversion: 1\nalwaysApply: true\n---\n---\nglobs: src/**\n---\nBody.\n",
+        ".pi/rules/b.md": always("---\n\nA rule that starts with a thematic break.\n\n---\n\nMore."),
+        ".claude/rules/c.md": "---\npaths: src/**\n---\n\n---\ndescription: C\n---\nText.\n",
+    })
+    found = codes(warnings_of(rule_project), "double-frontmatter")
+    assert sorted(w.path.rsplit("/", 1)[-1] for w in found) == ["a.md", "c.md"]
+    assert "(globs)" in next(w for w in found if w.path.endswith("a.md")).message
