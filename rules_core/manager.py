@@ -85,6 +85,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "stream-cli": "rules_hosts.plugins.stream_cli",
     "trust": "rules_hosts.plugins.trust",
     "rule-test": "rules_hosts.plugins.rule_test",  # `pi-rules test` (docs/testing-rules.md)
+    "eval": "rules_hosts.plugins.eval",  # `pi-rules eval` (docs/eval.md)
 }
 
 
