@@ -86,6 +86,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "trust": "rules_hosts.plugins.trust",
     "rule-test": "rules_hosts.plugins.rule_test",  # `pi-rules test` (docs/testing-rules.md)
     "eval": "rules_hosts.plugins.eval",  # `pi-rules eval` (docs/eval.md)
+    "stats": "rules_hosts.plugins.stats",  # `pi-rules stats` (docs/stats.md)
 }
 
 

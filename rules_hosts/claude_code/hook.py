@@ -25,6 +25,7 @@ from ..config_cmd import configured_engine
 from ..deliver_once import prompt_update
 from ..session import Session, touched_entry
 from ..session_stream import read_records, read_switch_offs, switch_off_record
+from ..stats.journal import delivery_for, read_record, rules_at, session_rules, stream_record, turn_record
 from .payload import agent_of, model_fact, tool_fact
 from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, MODEL_TYPE, SECTION_TYPE, STOPPED_TYPE, HookError
 from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, session_lock
@@ -170,6 +171,7 @@ def _prompt(session: Session, state: _State, journal: _Journal, prompt: str) -> 
         journal.append({"type": STOPPED_TYPE, "ids": list(update.stopped)})
     if update.delivered:
         journal.append({"type": DELIVERED_TYPE, "ids": list(update.delivered)})
+    _stats(journal, turn_record(turn.evaluation), delivery_for(session, update.delivered, "section"))
     return _output("UserPromptSubmit", update.text) if update.text else None
 
 
@@ -210,6 +212,7 @@ def _gate(session: Session, journal: _Journal, tool: Any, tool_input: Any) -> di
             if journal.warn is not None:
                 journal.warn(str(exc))
     denying = tuple(f for f in result.fired if f.interrupt)
+    _stats(journal, stream_record([f.rule.id for f in result.fired], [f.rule.id for f in denying]))
     if not denying:
         return None
     reason = session.engine.hooks.render("stream-deny", {"firings": denying})
@@ -238,12 +241,16 @@ def _tool_result(
     session.session_start("startup", [touched_entry(list(own))])
     # The session attaches to content parts; the parts themselves are never printed.
     effect = session.tool_result(name, [{"type": "text", "text": ""}], errored)
+    read = tool_input.get("file_path") if tool == "Read" and isinstance(tool_input, dict) and not errored else None
+    if isinstance(read, str) and os.path.isabs(read) and os.path.isfile(read):  # maybe a rule's body, fetched
+        _stats(journal, read_record(rules_at(session_rules(session), read)))
     if not effect.attached or effect.block is None:
         return None
     record: dict[str, Any] = {"type": DELIVERED_TYPE, "ids": list(effect.attached)}
     if agent_id is not None:
         record["agent"] = agent_id
     journal.append(record)
+    _stats(journal, delivery_for(session, effect.attached, "attachment"))
     return _output("PostToolUse", effect.block)
 
 
@@ -253,10 +260,24 @@ def _deliver(
     new = [i for i in session.delivered if i not in state.delivered]
     if new:
         journal.append({"type": DELIVERED_TYPE, "ids": new})
+    _stats(journal, turn_record(session.last_evaluation), delivery_for(session, new, "section"))
     if section is None:
         return None
     journal.append({"type": SECTION_TYPE, "text": section})
     return _output(event, section)
+
+
+def _stats(journal: _Journal, *records: dict[str, Any] | None) -> None:
+    """Statistics records for ``pi-rules stats`` (rules_hosts.stats.journal); losing one
+    costs a count, never the hook's answer."""
+    for record in records:
+        if record is None:
+            continue
+        try:
+            journal.append(record)
+        except HookError as exc:
+            if journal.warn is not None:
+                journal.warn(str(exc))
 
 
 def _output(event: str, text: str) -> dict[str, Any]:
