@@ -115,7 +115,8 @@ def _bars(name: str, values: list[tuple[str, int]]) -> str:
     for i, (key, value) in enumerate(values):
         y = i * row + 2
         size = round(width * value / top)
-        parts.append(f"<text x=\"0\" y=\"{y + 14}\">{html.escape(key[:28])}</text>"
+        shown = key if len(key) <= 24 else key[:23] + "…"
+        parts.append(f"<text x=\"0\" y=\"{y + 14}\">{html.escape(shown)}</text>"
                      f"<rect class=\"bar\" x=\"{label}\" y=\"{y + 2}\" width=\"{size}\" height=\"{row - 6}\" "
                      f"fill=\"#4a7ab5\" data-value=\"{value}\"></rect>"
                      f"<text x=\"{label + size + 6}\" y=\"{y + 14}\">{value}</text>")
