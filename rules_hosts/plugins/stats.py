@@ -24,6 +24,8 @@ def pi_rules_cli_commands(commands: Any) -> None:
                          help="write here (default: stdout; pi-rules-stats.html for html)")
     command.add_argument("--journal", action="append", default=[], metavar="FILE",
                          help="also read this `serve --session` file (repeatable)")
+    command.add_argument("--eval-results", action="append", default=[], metavar="FILE",
+                         help="a `pi-rules eval --results` file: failed runs with the rule count as violations")
     command.add_argument("--all-projects", action="store_true", help="count sessions of every project, not only --cwd")
 
 

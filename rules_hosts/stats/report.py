@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from rules_core.model import Rule
 
@@ -15,10 +15,14 @@ ALWAYS_MIN_TURNS = 5  # fewer turns say nothing about "always"
 UNREAD_MIN_LISTINGS = 5
 
 
-def stats_json(stats: Stats, rules: Sequence[Rule]) -> dict[str, Any]:
+def stats_json(stats: Stats, rules: Sequence[Rule], violations: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """``violations``: per rule, eval runs that had the rule and still failed (``--eval-results``)."""
     known = {r.id: r for r in rules}
     ids = sorted(set(stats.rules) | set(known))
     rows = [{"id": i, **(stats.rules[i].counts if i in stats.rules else dict.fromkeys(COUNTS, 0))} for i in ids]
+    if violations is not None:
+        for row in rows:
+            row["violations"] = violations.get(row["id"], 0)
     rows.sort(key=lambda row: (-row["tokens"], -row["delivered"], row["id"]))
     return {
         "sessions": len(stats.sessions), "turns": stats.turns, "sinceDays": stats.since_days, "rules": rows,
@@ -45,9 +49,9 @@ def advice(stats: Stats, rows: list[dict[str, Any]], known: dict[str, Rule]) -> 
             found.append({"id": row["id"], "code": "listed-never-read",
                           "message": f"listed {row['listed']} times, never read: say in its description "
                                      "when it applies, or pin it"})
-        if row["fires"] and row["delivered"] - row["pointers"]:
+        if row.get("violations"):
             found.append({"id": row["id"], "code": "violated",
-                          "message": f"delivered and still violated {row['fires']} times: make it a stream rule"})
+                          "message": f"delivered and still violated {row['violations']} times: make it a stream rule"})
     return found
 
 

@@ -6,6 +6,7 @@ file errors — is checked through the CLI (issue 29)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +174,20 @@ def test_any_case_file_text_is_read_without_raising(tmp_path_factory: pytest.Tem
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     cases, errors = read_cases(str(path), str(folder))
     assert all(e.message for e in errors)
+
+
+def test_stats_counts_failed_eval_runs_as_violations(tmp_path: Path) -> None:
+    failing = _case(runs=2, checks=[{"exists": "other.txt"}])  # the agent never writes it
+    project = _project(tmp_path, [failing, _case(name="obeyed", runs=2)])
+    results = tmp_path / "results.jsonl"
+    assert _eval(project, "--results", str(results)).returncode == 0
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    done = subprocess.run([sys.executable, "-m", "rules_hosts", "--cwd", str(project), "stats", "--json",
+                           "--eval-results", str(results)], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    rows = {row["id"]: row for row in data["rules"]}
+    # 2 failed "with" runs of the first case; the second case's runs all complied.
+    assert rows["obey"]["violations"] == 2 and rows["other"]["violations"] == 0
+    assert {"id": "obey", "code": "violated",
+            "message": "delivered and still violated 2 times: make it a stream rule"} in data["advice"]
