@@ -20,9 +20,15 @@ def default_case_files(project: str) -> list[str]:
 
 
 def runners_of(engine: Any) -> dict[str, AgentRunner]:
+    """Every plugin's runners by name; a plugin that raised is named on stderr and its
+    runners are missing (the fault policy of docs/plugins.md)."""
+    results, faults = engine.hooks.call("pi_rules_agent_runners")
+    for name, exc in faults:
+        print(f"pi-rules eval: runner plugin {name!r} failed ({type(exc).__name__}: {exc}); its runners are missing",
+              file=sys.stderr)
     found: dict[str, AgentRunner] = {}
     # pluggy calls the latest-registered plugin first: reversed, a later one replaces an earlier one.
-    for result in reversed(engine.pm.hook.pi_rules_agent_runners()):
+    for result in reversed(results or []):
         for runner in result or ():
             if isinstance(runner, AgentRunner):
                 found[runner.name] = runner
