@@ -50,11 +50,16 @@ def tool_use(call_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, A
 
 def tool_results(messages: list[Any]) -> list[dict[str, Any]]:
     """Every tool_result block of a conversation, in order."""
+    return blocks_of(messages, "tool_result")
+
+
+def blocks_of(messages: list[Any], kind: str) -> list[dict[str, Any]]:
+    """Every content block of type ``kind`` in a conversation, in order."""
     found = []
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
-            found.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+            found.extend(b for b in content if isinstance(b, dict) and b.get("type") == kind)
     return found
 
 
@@ -256,12 +261,7 @@ def conversation_text(body: dict[str, Any]) -> str:
 
 def tool_uses(messages: list[Any]) -> list[dict[str, Any]]:
     """Every tool_use block the model already sent in a conversation, in order."""
-    found = []
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):
-            found.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
-    return found
+    return blocks_of(messages, "tool_use")
 
 
 @dataclass

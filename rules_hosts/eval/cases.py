@@ -14,7 +14,7 @@ import yaml
 
 from rules_core.model import RuleError
 from rules_core.reading import read_rule_text
-from rules_core.rule_tests_yaml import MAP_TAG, SEQ_TAG, Problem, compose, line_of, pairs_of, value_of
+from rules_core.rule_tests_yaml import MAP_TAG, Problem, case_nodes, line_of, pairs_of, value_of
 
 CASE_KEYS = ("name", "rule", "prompt", "fixture", "runs", "runner", "command", "checks", "min_compliance", "variant")
 CHECK_KEYS = ("file_contains", "file_lacks", "exists", "absent", "exit")
@@ -69,19 +69,13 @@ def read_cases(path: str, project: str) -> tuple[list[EvalCase], list[CaseFileEr
         return [], [CaseFileError(path, 0, text.message.replace("for a rule; split it into smaller rules",
                                                                 "for a case file; split it into smaller files"))]
     try:
-        root = compose(text)
-        if root is None:
-            raise Problem(0, "the file is empty; write a list of cases (docs/eval.md)")
-        if root.tag != SEQ_TAG:
-            raise Problem(line_of(root), "a case file is a list of cases: start each case with '- name: …'")
-        if len(root.value) > MAX_CASES:
-            raise Problem(line_of(root), f"more than {MAX_CASES} cases; split the file")
+        nodes = case_nodes(text, "case file", MAX_CASES, "split the file", "docs/eval.md")
     except Problem as problem:
         return [], [CaseFileError(path, problem.line, problem.message)]
     cases: list[EvalCase] = []
     errors: list[CaseFileError] = []
     names: set[str] = set()
-    for node in root.value:
+    for node in nodes:
         try:
             case = _case(node, path, project)
             if case.name in names:

@@ -17,7 +17,7 @@ import pytest
 
 from claude_driver import ClaudeDriver, ids
 from rules_core.testing import rule_text
-from test_map import Browser, find_chromium
+from test_map import Browser, chromium  # noqa: F401 - chromium is the fixture that finds the browser
 
 FORBIDDEN = "FORBIDDEN_TOKEN"
 RULES = {
@@ -167,7 +167,7 @@ def test_stats_json_gives_the_counts_of_both_sessions(sessions: tuple[ClaudeDriv
 
 def test_stats_never_prints_prompt_text_and_journals_hold_none(sessions: tuple[ClaudeDriver, Path, Expected]) -> None:
     driver, store, _ = sessions
-    outputs = [_stats(driver, store, "--format", f).stdout for f in ("text", "json", "html")]
+    outputs = [_stats(driver, store, "--format", f, "-o", "-").stdout for f in ("text", "json", "html")]
     assert all(SECRET_PROMPT not in out for out in outputs)
     # Positive control: the words did reach the hosts; the statistics records hold none.
     journals = [driver.state_file(), store]
@@ -199,15 +199,6 @@ def test_stats_since_leaves_out_older_records(sessions: tuple[ClaudeDriver, Path
     recent = json.loads(_stats(driver, store, "--json").stdout)
     older = json.loads(_stats(driver, store, "--json", "--since", "41").stdout)
     assert recent["sessions"] == 0 and older["sessions"] == 2
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("Chromium is not installed and could not be installed here (.ci/install-chromium "
-                    "needs root and apt-get); the stats page's browser test needs a real browser")
-    return binary
 
 
 def test_stats_page_in_headless_chromium_draws_one_bar_per_rule(
