@@ -143,7 +143,8 @@ class Server:
             before = set(session.delivered)
             result = session.before_agent_start(**params).to_json()
             new = [i for i in session.delivered if i not in before]
-            self._stats(lambda: [turn_record(session.last_evaluation), delivery_for(session, new, "section")])
+            last = session.last_evaluation
+            self._stats(lambda: [turn_record(last), delivery_for(session, new, "section", last)])
         elif method == "command":
             result = {"text": session.command(params["text"])}
         elif method == "read_rule":
@@ -372,4 +373,6 @@ def _read_ids(session: Session, args: Any, text: str) -> list[str]:
     name = args.get("path") if isinstance(args, dict) else args
     if not isinstance(name, str) or text.startswith("Unknown rule"):
         return []
-    return [r.id for r in session_rules(session) if r.reference == name][:1]
+    last = session.last_evaluation
+    rules = last.rules if last is not None else session_rules(session)
+    return [r.id for r in rules if r.reference == name][:1]

@@ -25,7 +25,7 @@ from ..config_cmd import configured_engine
 from ..deliver_once import prompt_update
 from ..session import Session, touched_entry
 from ..session_stream import read_records, read_switch_offs, switch_off_record
-from ..stats.journal import delivery_for, read_record, rules_at, session_rules, stream_record, turn_record
+from ..stats.journal import DELIVERY_TYPE, delivery_for, listed_paths, read_record, stream_record, turn_record
 from .payload import agent_of, model_fact, tool_fact
 from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, MODEL_TYPE, SECTION_TYPE, STOPPED_TYPE, HookError
 from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, session_lock
@@ -171,7 +171,7 @@ def _prompt(session: Session, state: _State, journal: _Journal, prompt: str) -> 
         journal.append({"type": STOPPED_TYPE, "ids": list(update.stopped)})
     if update.delivered:
         journal.append({"type": DELIVERED_TYPE, "ids": list(update.delivered)})
-    _stats(journal, turn_record(turn.evaluation), delivery_for(session, update.delivered, "section"))
+    _stats(journal, turn_record(turn.evaluation), delivery_for(session, update.delivered, "section", turn.evaluation))
     return _output("UserPromptSubmit", update.text) if update.text else None
 
 
@@ -242,8 +242,9 @@ def _tool_result(
     # The session attaches to content parts; the parts themselves are never printed.
     effect = session.tool_result(name, [{"type": "text", "text": ""}], errored)
     read = tool_input.get("file_path") if tool == "Read" and isinstance(tool_input, dict) and not errored else None
-    if isinstance(read, str) and os.path.isabs(read) and os.path.isfile(read):  # maybe a rule's body, fetched
-        _stats(journal, read_record(rules_at(session_rules(session), read)))
+    if isinstance(read, str):  # the model fetching the body of a rule it was pointed to
+        listed = listed_paths(read_records(journal.path, DELIVERY_TYPE))
+        _stats(journal, read_record([listed[read]] if read in listed else []))
     if not effect.attached or effect.block is None:
         return None
     record: dict[str, Any] = {"type": DELIVERED_TYPE, "ids": list(effect.attached)}
@@ -260,7 +261,7 @@ def _deliver(
     new = [i for i in session.delivered if i not in state.delivered]
     if new:
         journal.append({"type": DELIVERED_TYPE, "ids": new})
-    _stats(journal, turn_record(session.last_evaluation), delivery_for(session, new, "section"))
+    _stats(journal, turn_record(session.last_evaluation), delivery_for(session, new, "section", session.last_evaluation))
     if section is None:
         return None
     journal.append({"type": SECTION_TYPE, "text": section})

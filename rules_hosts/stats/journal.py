@@ -7,7 +7,7 @@ private (docs/stats.md). Older journals without them count as sessions with no t
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from rules_core.model import Evaluation, Rule
 
@@ -38,9 +38,11 @@ def delivery_record(ids: Sequence[str], via: str, rules: Sequence[Rule], tokens:
     pointer (its index line), every other one as its body."""
     if not ids:
         return None
-    on_demand = {r.id for r in rules if r.load == "on-demand"}
-    return {"type": DELIVERY_TYPE, "at": int(time.time()), "via": via, "ids": _ids(ids),
-            "pointers": _ids(i for i in ids if i in on_demand),
+    on_demand = {r.id: r.file.path for r in rules if r.load == "on-demand"}
+    pointers = _ids(i for i in ids if i in on_demand)
+    # A pointer's file: a later Read of it is the model fetching the body (``listed_paths``).
+    return {"type": DELIVERY_TYPE, "at": int(time.time()), "via": via, "ids": _ids(ids), "pointers": pointers,
+            "paths": {i: on_demand[i] for i in pointers},
             "tokens": {i: tokens[i] for i in ids if isinstance(tokens.get(i), int)}}
 
 
@@ -54,11 +56,14 @@ def stream_record(fired: Sequence[str], denied: Sequence[str]) -> dict[str, Any]
     return {"type": STREAM_TYPE, "at": int(time.time()), "fired": _ids(fired), "denied": _ids(denied)}
 
 
-def rules_at(rules: Sequence[Rule], path: Any) -> list[str]:
-    """The ids of the rules whose file is ``path`` (an absolute path the agent read)."""
-    if not isinstance(path, str):
-        return []
-    return [r.id for r in rules if r.file.path == path]
+def listed_paths(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Rule file path -> id of every pointer the delivery ``records`` handed the model."""
+    found: dict[str, str] = {}
+    for record in records:
+        paths = record.get("paths")
+        if isinstance(paths, dict):
+            found.update({p: i for i, p in paths.items() if isinstance(p, str) and isinstance(i, str)})
+    return found
 
 
 def session_rules(session: Any) -> tuple[Rule, ...]:
@@ -66,10 +71,15 @@ def session_rules(session: Any) -> tuple[Rule, ...]:
     return session.engine.discover(session.cwd, session.trusted, host=session.host).rules
 
 
-def delivery_for(session: Any, ids: Sequence[str], via: str) -> dict[str, Any] | None:
-    """The delivery record of ``ids``, with each rule's token estimate."""
+def delivery_for(session: Any, ids: Sequence[str], via: str, evaluation: Evaluation | None = None) -> dict[str, Any] | None:
+    """The delivery record of ``ids``, with each rule's token estimate: from ``evaluation``
+    when the ids were its active or listed rules, else from a discovery (attachments)."""
     if not ids:
         return None
+    if evaluation is not None:
+        known = {o.rule.id: o.tokens for o in (*evaluation.active, *evaluation.on_demand)}
+        if all(i in known for i in ids):
+            return delivery_record(ids, via, evaluation.rules, known)
     rules = session_rules(session)
     wanted = set(ids)
     tokens = {r.id: session.engine.hooks.estimate_tokens(r.body) for r in rules if r.id in wanted}
