@@ -56,7 +56,7 @@ def advice(stats: Stats, rows: list[dict[str, Any]], known: dict[str, Rule]) -> 
 
 
 def render_text(data: dict[str, Any]) -> str:
-    lines = [f"{data['sessions']} sessions, {data['turns']} turns in the last {data['sinceDays']} days"]
+    lines = [_summary(data)]
     header = ("rule", "active", "delivered", "pointers", "tokens", "reads", "fires", "denies")
     width = max([len(header[0])] + [len(r["id"]) for r in data["rules"]])
     lines.append(f"{header[0]:<{width}}  " + "  ".join(f"{h:>9}" for h in header[1:]))
@@ -94,8 +94,7 @@ def render_html(data: dict[str, Any]) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
         f"<title>pi-rules stats</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>pi-rules stats</h1>\n<p id=\"summary\">{data['sessions']} sessions, {data['turns']} turns "
-        f"in the last {data['sinceDays']} days</p>\n"
+        f"<h1>pi-rules stats</h1>\n<p id=\"summary\">{_summary(data)}</p>\n"
         "<h2>Rule tokens delivered</h2>\n" + _bars("chart-tokens", [(r["id"], r["tokens"]) for r in rules]) +
         "<h2>Deliveries</h2>\n" + _bars("chart-delivered", [(r["id"], r["delivered"]) for r in rules]) +
         "<h2>Rule tokens per session</h2>\n" +
@@ -106,6 +105,13 @@ def render_html(data: dict[str, Any]) -> str:
         f"<script type=\"application/json\" id=\"stats-data\">{_json_in_html(data)}</script>\n"
         "</body>\n</html>\n"
     )
+
+
+def _summary(data: dict[str, Any]) -> str:
+    def count(n: int, word: str) -> str:
+        return f"{n} {word}" + ("" if n == 1 else "s")
+
+    return f"{count(data['sessions'], 'session')}, {count(data['turns'], 'turn')} in the last {data['sinceDays']} days"
 
 
 def _bars(name: str, values: list[tuple[str, int]]) -> str:

@@ -191,3 +191,28 @@ def test_stats_counts_failed_eval_runs_as_violations(tmp_path: Path) -> None:
     assert rows["obey"]["violations"] == 2 and rows["other"]["violations"] == 0
     assert {"id": "obey", "code": "violated",
             "message": "delivered and still violated 2 times: make it a stream rule"} in data["advice"]
+
+
+def test_eval_renderings_are_stable() -> None:
+    """Text and JSON of fixed runs: tests/golden/eval.* (PI_RULES_UPDATE_GOLDEN=1 rewrites)."""
+    from golden_files import check_golden
+    from rules_hosts.eval.cases import Check, EvalCase
+    from rules_hosts.eval.cli import render_text
+    from rules_hosts.eval.run import CaseResult, summary
+
+    def case(name: str, floor: float | None) -> EvalCase:
+        return EvalCase(name, "obey", "Write out.txt.", "/fixture", 4, "claude-code", (), (Check("exists", "out.txt"),),
+                        floor, None, "/fixture/.pi/evals/cases.yaml", 1)
+
+    def runs(passed: int, total: int, **extra: Any) -> list[dict[str, Any]]:
+        return [{"passed": i < passed, "inputTokens": 1000 + i, "outputTokens": 50, "costUsd": 0.01, "seconds": 2.5,
+                 **extra} for i in range(total)]
+
+    good = CaseResult(case("obeyed", 0.75), {"with": runs(4, 4, listed=True, fetched=True), "without": runs(1, 4)},
+                      load="on-demand")
+    weak = CaseResult(case("weak", 0.75), {"with": runs(2, 4), "without": runs(2, 4)}, load="pinned")
+    broken = CaseResult(case("broken", None), {}, error="no agent runner named 'nope'; known: claude-code, command")
+    results = [good, weak, broken]
+    summaries = [summary(r) for r in results]
+    check_golden("eval.txt", render_text(results, summaries))
+    check_golden("eval.json", json.dumps({"cases": summaries}, indent=2, sort_keys=True) + "\n")

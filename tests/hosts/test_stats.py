@@ -228,3 +228,33 @@ def test_stats_page_in_headless_chromium_draws_one_bar_per_rule(
         Path(os.environ["PI_RULES_STATS_SCREENSHOT"]).write_bytes(shot)
     if os.environ.get("PI_RULES_STATS_DUMP"):  # for a human: the text and JSON of this run
         Path(os.environ["PI_RULES_STATS_DUMP"]).write_text(_stats(driver, store).stdout + json.dumps(data, indent=1))
+
+
+def test_stats_renderings_are_stable(tmp_path: Path) -> None:
+    """Text, JSON and HTML of fixed journals: tests/golden/stats.* (PI_RULES_UPDATE_GOLDEN=1 rewrites)."""
+    from golden_files import check_golden
+    from rules_core import Engine
+    from rules_core.testing import make_rules
+    from rules_hosts.stats.read import collect
+    from rules_hosts.stats.report import render_html, render_text, stats_json
+
+    project = tmp_path / "project"
+    make_rules(project, {name: RULES[name] for name in (".pi/rules/house.md", ".pi/rules/ref.md",
+                                                         ".pi/rules/legacy.md")})
+    now = 1_800_000_000
+    journal = [
+        {"type": "pi-rules/turn", "at": now - 60, "cwd": str(project), "active": ["house"], "listed": ["ref"],
+         "tokens": {"house": 3, "ref": 4}},
+        {"type": "pi-rules/delivery", "at": now - 60, "via": "section", "ids": ["house", "ref"], "pointers": ["ref"],
+         "paths": {"ref": "/p/.pi/rules/ref.md"}, "tokens": {"house": 3, "ref": 4}},
+        {"type": "pi-rules/read", "at": now - 50, "ids": ["ref"]},
+        {"type": "pi-rules/stream", "at": now - 40, "fired": ["guard"], "denied": ["guard"]},
+        {"type": "custom", "customType": "pi-rules-md/touched", "data": {"paths": ["never/counted.py"]}},
+    ]
+    path = tmp_path / "0000-session.jsonl"
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in journal))
+    stats = collect([("claude-code", str(path))], str(project), 30, now=now)
+    data = stats_json(stats, Engine(env={"HOME": str(tmp_path)}).discover(str(project)).rules)
+    check_golden("stats.txt", render_text(data))
+    check_golden("stats.json", json.dumps(data, indent=2, sort_keys=True) + "\n")
+    check_golden("stats.html", render_html(data))
