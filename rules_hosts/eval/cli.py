@@ -38,6 +38,10 @@ def runners_of(engine: Any) -> dict[str, AgentRunner]:
 def run(command: Any) -> int:
     args = command.args
     cwd = os.path.abspath(command.cwd)
+    if args.untrusted:  # the cases start programs the repository names
+        print("pi-rules eval: eval runs the agent and the commands its case files name; it needs a trusted "
+              "project (drop --untrusted once you have read .pi/evals/)", file=sys.stderr)
+        return 1
     paths = [os.path.join(cwd, f) for f in args.files] or default_case_files(cwd)
     if not paths:
         print("pi-rules eval: no cases found; write .pi/evals/*.yaml (docs/eval.md)", file=sys.stderr)
@@ -60,7 +64,11 @@ def run(command: Any) -> int:
         blocked=tuple(command.engine.options.get("plugins.block", ())), base=cwd,
         progress=lambda line: print(safe_line(line), file=sys.stderr, flush=True),
     )
-    results = run_cases(cases, options)
+    try:
+        results = run_cases(cases, options)
+    except OSError as exc:  # the results file: a folder, unwritable, the disk full
+        print(f"pi-rules eval: cannot use the results file {args.results}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     summaries = [summary(r) for r in results]
     if (args.format or ("json" if args.json else "text")) == "json":
         sys.stdout.write(safe_json({"cases": summaries}) + "\n")

@@ -56,7 +56,7 @@ def read_results(path: str | None) -> dict[tuple[str, str, str, int], dict[str, 
     lines are skipped (a killed eval leaves at most its last line torn)."""
     if path is None or not os.path.exists(path):
         return {}
-    with open(path, "rb") as handle:
+    with open(path, "rb") as handle:  # OSError (a folder, no permission): the CLI reports it
         data = handle.read(MAX_RESULTS)
     found: dict[tuple[str, str, str, int], dict[str, Any]] = {}
     for line in data.split(b"\n"):
@@ -145,7 +145,7 @@ def _one_run(case: EvalCase, arm: str, number: int, file: str, runner: AgentRunn
         engine = configured_engine(workspace.project, True, options.blocked, ("eval",), env)
         rule = next((r for r in engine.discover(workspace.project, True).rules if r.id == case.rule), None)
         if arm == "variant" and rule is not None and case.variant:
-            _rewrite_body(rule.file.path, case.variant)
+            _rewrite_body(rule.file.path, case.variant, workspace.project)
             engine = configured_engine(workspace.project, True, options.blocked, ("eval",), env)
         session = Session(engine, workspace.project, trusted=True, host="pi", env=env)
         section = session.before_agent_start(case.prompt).section or ""
@@ -154,6 +154,8 @@ def _one_run(case: EvalCase, arm: str, number: int, file: str, runner: AgentRunn
         checks = judge(case.checks, workspace.project, env)
     except (FixtureError, OSError) as exc:
         outcome, checks = RunOutcome(error=str(exc)), []
+    except Exception as exc:  # a runner plugin's bug costs its run, never the eval
+        outcome, checks = RunOutcome(error=f"internal error: {type(exc).__name__}: {exc}"), []
     finally:
         seconds = time.monotonic() - started
         shutil.rmtree(root, ignore_errors=True)
@@ -175,8 +177,11 @@ def _mute(config: str, rule_id: str) -> None:
         out.write(f"disable = [{json.dumps(rule_id)}]\n")  # a JSON string is a TOML basic string
 
 
-def _rewrite_body(path: str, body: str) -> None:
-    """The rule file with ``body`` after its frontmatter (the whole file when it has none)."""
+def _rewrite_body(path: str, body: str, project: str) -> None:
+    """The rule file with ``body`` after its frontmatter (the whole file when it has none);
+    never a file outside the run's copy (a rule file reached through a link)."""
+    if not os.path.realpath(path).startswith(os.path.realpath(project) + os.sep):
+        raise OSError(f"the variant arm rewrites the rule file, and {path} lies outside the fixture's copy")
     with open(path, encoding="utf-8", errors="surrogateescape") as handle:
         lines = handle.read().splitlines(keepends=True)
     head: list[str] = []

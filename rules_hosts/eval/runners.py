@@ -158,8 +158,12 @@ def run_claude(request: RunRequest) -> RunOutcome:
     # Each run's hooks answer in process: a resident hook server would be shared between
     # runs whose settings differ (the "without" arm's mute).
     env = {**request.env, "CLAUDE_CONFIG_DIR": config_dir, "PI_RULES_HOOK_SERVER": "off"}
-    install = subprocess.run([sys.executable, "-m", "rules_hosts", "hook", "claude-code", "--install",
-                              "--scope", "local"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    try:
+        install = subprocess.run([sys.executable, "-m", "rules_hosts", "hook", "claude-code", "--install",
+                                  "--scope", "local"], cwd=project, env=env, capture_output=True, text=True,
+                                 timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return RunOutcome(error=f"installing the hooks failed: {type(exc).__name__}")
     if install.returncode != 0:
         return RunOutcome(error=f"installing the hooks failed: {install.stderr.strip()[-300:]}")
     argv = [binary, "-p", request.case.prompt, "--output-format", "json", "--permission-mode", "acceptEdits",

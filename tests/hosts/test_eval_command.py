@@ -216,3 +216,18 @@ def test_eval_renderings_are_stable() -> None:
     summaries = [summary(r) for r in results]
     check_golden("eval.txt", render_text(results, summaries))
     check_golden("eval.json", json.dumps({"cases": summaries}, indent=2, sort_keys=True) + "\n")
+
+
+def test_an_untrusted_project_runs_nothing(tmp_path: Path) -> None:
+    project = _project(tmp_path, [_case(runs=1)])
+    done = subprocess.run([sys.executable, "-m", "rules_hosts", "--cwd", str(project), "--untrusted", "eval"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "needs a trusted project" in done.stderr
+    assert "] run " not in done.stderr and not list(tmp_path.glob("**/out.txt"))
+    assert "] run " in _eval(project).stderr  # positive control: trusted, it runs
+
+
+def test_a_results_path_that_is_a_folder_is_a_clear_error(tmp_path: Path) -> None:
+    project = _project(tmp_path, [_case(runs=1)])
+    done = _eval(project, "--results", str(tmp_path))
+    assert done.returncode == 1 and f"cannot use the results file {tmp_path}" in done.stderr
