@@ -12,7 +12,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import sys
 from typing import IO, Any, Callable
 
@@ -22,7 +21,7 @@ from rules_core.stream import SURFACES
 
 from .facts import LIVE
 from .session import Session
-from .session_file import SessionFile, append_line, encode_line, entry_refusal, open_for_append
+from .session_file import SessionFile, entry_refusal
 from .stats.journal import delivery_for, read_record, session_rules, stream_record, turn_record
 from .shapes import evaluation_json
 
@@ -197,13 +196,9 @@ class Server:
         if self.store is None:
             return
         try:
-            lines = b"".join(encode_line(r) for r in records() if r is not None)
-            if lines:
-                fd = open_for_append(self.store.path)
-                try:
-                    append_line(fd, lines, sync=False)
-                finally:
-                    os.close(fd)
+            for record in records():
+                if record is not None:
+                    self.store.append(record)  # the file's own appender: locked, one line, bounded
         except Exception as exc:  # statistics never cost an answer
             self._say(f"statistics not recorded in {self.store.path}: {type(exc).__name__}: {safe_line(str(exc))}")
 
