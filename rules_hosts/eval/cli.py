@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import signal
 import sys
 from typing import Any
 
@@ -64,6 +65,8 @@ def run(command: Any) -> int:
         blocked=tuple(command.engine.options.get("plugins.block", ())), base=cwd,
         progress=lambda line: print(safe_line(line), file=sys.stderr, flush=True),
     )
+    # SIGTERM unwinds like Ctrl-C: the running agent's process group is killed and its copy removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         results = run_cases(cases, options)
     except OSError as exc:  # the results file: a folder, unwritable, the disk full

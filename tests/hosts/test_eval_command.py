@@ -231,3 +231,42 @@ def test_a_results_path_that_is_a_folder_is_a_clear_error(tmp_path: Path) -> Non
     project = _project(tmp_path, [_case(runs=1)])
     done = _eval(project, "--results", str(tmp_path))
     assert done.returncode == 1 and f"cannot use the results file {tmp_path}" in done.stderr
+
+
+def test_sigterm_stops_the_agent_and_removes_its_copy(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    slow = ("import os, time\n"
+            f"open({str(tmp_path / 'agent.pid')!r}, 'w').write(str(os.getpid()))\n"
+            "time.sleep(120)\n")
+    project = _project(tmp_path, [_case(runs=1)], agent=slow)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "rules_hosts", "--cwd", str(project), "eval"],
+                               env={**os.environ, "TMPDIR": str(temp)}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    pid_file = tmp_path / "agent.pid"
+    for _ in range(600):  # polled, never timed: the agent is running once its pid is there
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.1)
+    assert list(temp.glob("pi-rules-eval-*"))  # positive control: the run's copy exists
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 143
+    agent = int(pid_file.read_text())
+    for _ in range(100):
+        if not _running(agent):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the agent outlived the eval")
+    assert list(temp.glob("pi-rules-eval-*")) == []
+
+
+def _running(pid: int) -> bool:
+    """Alive (a zombie waiting for its reaper is not)."""
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
