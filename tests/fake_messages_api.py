@@ -12,6 +12,7 @@ request is one that offers no tools: it gets a short plain-text answer. Streamin
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,11 +50,16 @@ def tool_use(call_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, A
 
 def tool_results(messages: list[Any]) -> list[dict[str, Any]]:
     """Every tool_result block of a conversation, in order."""
+    return blocks_of(messages, "tool_result")
+
+
+def blocks_of(messages: list[Any], kind: str) -> list[dict[str, Any]]:
+    """Every content block of type ``kind`` in a conversation, in order."""
     found = []
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
-            found.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+            found.extend(b for b in content if isinstance(b, dict) and b.get("type") == kind)
     return found
 
 
@@ -221,3 +227,69 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(payload)
 
     return Handler
+
+
+# -- a model that obeys a rule exactly when the rule reached it ----------------------------
+
+_WORKDIR = re.compile(r"Primary working directory: (\S+)")
+_INDEX_LINE = re.compile(r"^- (/\S+) — .*\(read it with the Read tool\)$", re.M)
+
+
+@dataclass(frozen=True)
+class Obligation:
+    """A task and the rule it falls under: when ``prompt`` is in the conversation the model
+    writes ``path`` (relative to the working directory), ``obeying`` if ``rule_text`` has
+    reached it by then and ``ignoring`` otherwise; a rule that arrives after the write (an
+    attachment, a fetched body) makes it write the file again, obeying."""
+
+    prompt: str
+    rule_text: str
+    path: str
+    obeying: str
+    ignoring: str
+
+
+def conversation_text(body: dict[str, Any]) -> str:
+    """Everything the model sees in one request: system prompt and every message."""
+    system = body.get("system")
+    parts = [system if isinstance(system, str) else "\n".join(block_text(b) for b in system or [])]
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        parts.append(content if isinstance(content, str) else "\n".join(block_text(b) for b in content or []))
+    return "\n".join(parts)
+
+
+def tool_uses(messages: list[Any]) -> list[dict[str, Any]]:
+    """Every tool_use block the model already sent in a conversation, in order."""
+    return blocks_of(messages, "tool_use")
+
+
+@dataclass
+class RuleFollowingAPI(FakeMessagesAPI):
+    """The scripted server as a model that obeys rules only when their text reached it:
+    it reads every on-demand rule whose index line (Claude Code's "read it with the Read
+    tool" line) it sees, then carries out each obligation whose prompt it was given."""
+
+    script: list[list[dict[str, Any]]] = field(default_factory=list)
+    obligations: list[Obligation] = field(default_factory=list)
+
+    def answer(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+        seen = conversation_text(body)
+        used = tool_uses(body.get("messages") or [])
+        call_id = f"toolu_{len(used) + 1:03d}_rulefollower"
+        read = {u["input"].get("file_path") for u in used if u.get("name") == "Read"}
+        for path in _INDEX_LINE.findall(seen):
+            if path not in read:
+                return [tool_use(call_id, "Read", {"file_path": path})], "tool_use"
+        workdir = _WORKDIR.search(seen)
+        for task in self.obligations:
+            if task.prompt not in seen or workdir is None:
+                continue
+            target = f"{workdir.group(1)}/{task.path}"
+            written = [u["input"].get("content") for u in used
+                       if u.get("name") == "Write" and u["input"].get("file_path") == target]
+            obeys = task.rule_text in seen
+            if not written or (obeys and written[-1] != task.obeying):
+                content = task.obeying if obeys else task.ignoring
+                return [tool_use(call_id, "Write", {"file_path": target, "content": content})], "tool_use"
+        return [text(self.final_text)], "end_turn"

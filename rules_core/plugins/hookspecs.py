@@ -229,3 +229,16 @@ def pi_rules_cli_commands(commands: Any) -> None:
     carrying ``engine``, ``args``, ``cwd`` and ``print_json(value)``, and returns the exit
     code. Import heavy modules inside ``run``, so other commands start fast.
     """
+
+
+@hookspec
+def pi_rules_agent_runners() -> Sequence[Any]:
+    """Declare agent runners for ``pi-rules eval`` (docs/eval.md).
+
+    List hook. Return ``rules_hosts.eval.runners.AgentRunner(name, run, missing)`` objects:
+    ``run(request)`` drives one agent through one run in ``request.workspace.project``
+    (a throw-away copy) and returns a ``RunOutcome``; ``missing()`` says why the agent
+    cannot run on this machine, or ``None``. A case's ``runner`` key (or ``--runner``)
+    picks one by name; a later plugin's runner of the same name replaces an earlier one.
+    Never raise: an error belongs in the outcome.
+    """

@@ -87,6 +87,8 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "rule-test": "rules_hosts.plugins.rule_test",  # `pi-rules test` (docs/testing-rules.md)
     "export": "rules_hosts.plugins.export",  # `pi-rules export` (docs/export.md)
     "previews": "rules_hosts.previews.plugin",  # --host codex|cursor|copilot|gemini|kiro|windsurf
+    "eval": "rules_hosts.plugins.eval",  # `pi-rules eval` (docs/eval.md)
+    "stats": "rules_hosts.plugins.stats",  # `pi-rules stats` (docs/stats.md)
 }
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from rules_core.model import RuleError
 from rules_core.discovery.reading import read_rule_text
-from rules_core.rule_tests.yaml_cases import MAP_TAG, SEQ_TAG, Problem, compose, line_of, pairs_of, value_of
+from rules_core.rule_tests.yaml_cases import MAP_TAG, Problem, case_nodes, line_of, pairs_of, value_of
 
 CASE_KEYS = ("name", "touched", "prompt", "tool", "model", "branch", "agent", "host", "env", "text", "path", "expect")
 EVALUATION_EXPECT = ("active", "not_active", "on_demand", "dropped", "errors", "section_contains", "tokens_at_most")
@@ -112,19 +112,13 @@ def parse_cases(text: str, path: str) -> CaseFile:
     """Validate the text of a test file: the cases that are well formed, and one error
     per problem. Never raises."""
     try:
-        root = compose(text)
-        if root is None:
-            raise Problem(0, "the file is empty; write a list of cases (docs/testing-rules.md)")
-        if root.tag != SEQ_TAG:
-            raise Problem(line_of(root), "a test file is a list of cases: start each case with '- name: …'")
-        if len(root.value) > MAX_CASES:
-            raise Problem(line_of(root), f"more than {MAX_CASES} cases; split the file under .pi/tests/")
+        nodes = case_nodes(text, "test file", MAX_CASES, "split the file under .pi/tests/", "docs/testing-rules.md")
     except Problem as problem:
         return CaseFile(path, (), (CaseFileError(path, problem.line, problem.message),))
     cases: list[RuleCase] = []
     errors: list[CaseFileError] = []
     names: dict[str, int] = {}
-    for node in root.value:
+    for node in nodes:
         try:
             case = _case(node, path)
         except Problem as problem:

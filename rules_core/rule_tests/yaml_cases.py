@@ -61,6 +61,19 @@ def compose(text: str) -> yaml.Node | None:
             loader.dispose()
 
 
+def case_nodes(text: str, kind: str, limit: int, split: str, doc: str) -> list[yaml.Node]:
+    """The case nodes of a case file (a YAML list), or ``Problem``: empty, not a list, or
+    more than ``limit`` cases (``split`` says how to split it, ``doc`` where it is told)."""
+    root = compose(text)
+    if root is None:
+        raise Problem(0, f"the file is empty; write a list of cases ({doc})")
+    if root.tag != SEQ_TAG:
+        raise Problem(line_of(root), f"a {kind} is a list of cases: start each case with '- name: …'")
+    if len(root.value) > limit:
+        raise Problem(line_of(root), f"more than {limit} cases; {split}")
+    return list(root.value)
+
+
 def line_of(node: yaml.Node) -> int:
     return node.start_mark.line + 1
 

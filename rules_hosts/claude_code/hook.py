@@ -25,6 +25,7 @@ from rules_hosts.cli.config import configured_engine
 from rules_hosts.session.deliver_once import prompt_update
 from rules_hosts.session.runtime import Session, touched_entry
 from rules_hosts.session.stream import read_records, read_switch_offs, switch_off_record
+from rules_hosts.stats.journal import DELIVERY_TYPE, delivery_for, listed_paths, read_record, stream_record, turn_record
 from .payload import agent_of, model_fact, tool_fact
 from .state import CLEAR_TYPE, COMPACT_TYPE, DELIVERED_TYPE, MODEL_TYPE, STOPPED_TYPE, HookError
 from .state import Journal as _Journal, State as _State, load as _load, lock_path, lock_wait_ms, section_digest
@@ -171,6 +172,7 @@ def _prompt(session: Session, state: _State, journal: _Journal, prompt: str) -> 
         journal.append({"type": STOPPED_TYPE, "ids": list(update.stopped)})
     if update.delivered:
         journal.append({"type": DELIVERED_TYPE, "ids": list(update.delivered)})
+    _stats(journal, turn_record(turn.evaluation), delivery_for(session, update.delivered, "section", turn.evaluation))
     return _output("UserPromptSubmit", update.text) if update.text else None
 
 
@@ -211,6 +213,7 @@ def _gate(session: Session, journal: _Journal, tool: Any, tool_input: Any) -> di
             if journal.warn is not None:
                 journal.warn(str(exc))
     denying = tuple(f for f in result.fired if f.interrupt)
+    _stats(journal, stream_record([f.rule.id for f in result.fired], [f.rule.id for f in denying]))
     if not denying:
         return None
     reason = session.engine.hooks.render("stream-deny", {"firings": denying})
@@ -239,12 +242,17 @@ def _tool_result(
     session.session_start("startup", [touched_entry(list(own))])
     # The session attaches to content parts; the parts themselves are never printed.
     effect = session.tool_result(name, [{"type": "text", "text": ""}], errored)
+    read = tool_input.get("file_path") if tool == "Read" and isinstance(tool_input, dict) and not errored else None
+    if isinstance(read, str):  # the model fetching the body of a rule it was pointed to
+        listed = listed_paths(read_records(journal.path, DELIVERY_TYPE))
+        _stats(journal, read_record([listed[read]] if read in listed else []))
     if not effect.attached or effect.block is None:
         return None
     record: dict[str, Any] = {"type": DELIVERED_TYPE, "ids": list(effect.attached)}
     if agent_id is not None:
         record["agent"] = agent_id
     journal.append(record)
+    _stats(journal, delivery_for(session, effect.attached, "attachment"))
     return _output("PostToolUse", effect.block)
 
 
@@ -254,12 +262,26 @@ def _deliver(
     new = [i for i in session.delivered if i not in state.delivered]
     if new:
         journal.append({"type": DELIVERED_TYPE, "ids": new})
+    _stats(journal, turn_record(session.last_evaluation), delivery_for(session, new, "section", session.last_evaluation))
     if section is None:
         return None
     if event != "SessionStart" and state.section_digest is not None and section_digest(section) == state.section_digest:
         return None  # the conversation has it: only its digest was journalled (too big)
     journal.append(section_record(section))
     return _output(event, section)
+
+
+def _stats(journal: _Journal, *records: dict[str, Any] | None) -> None:
+    """Statistics records for ``pi-rules stats`` (rules_hosts.stats.journal); losing one
+    costs a count, never the hook's answer."""
+    for record in records:
+        if record is None:
+            continue
+        try:
+            journal.append(record)
+        except HookError as exc:
+            if journal.warn is not None:
+                journal.warn(str(exc))
 
 
 def _output(event: str, text: str) -> dict[str, Any]:

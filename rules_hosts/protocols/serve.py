@@ -22,6 +22,7 @@ from rules_core.stream.watcher import SURFACES
 from rules_hosts.session.facts import LIVE
 from rules_hosts.session.runtime import Session
 from rules_hosts.session.file import SessionFile, entry_refusal
+from rules_hosts.stats.journal import delivery_for, read_record, session_rules, stream_record, turn_record
 from rules_hosts.shapes import evaluation_json
 
 PARSE_ERROR = -32700
@@ -134,13 +135,20 @@ class Server:
             if error is not None:  # the host still has the entry and may persist it itself
                 result["persistError"] = error
         elif method == "tool_result":
-            result = session.tool_result(params["tool"], params["content"], params["is_error"]).to_json()
+            effect = session.tool_result(params["tool"], params["content"], params["is_error"])
+            result = effect.to_json()
+            self._stats(lambda: [delivery_for(session, effect.attached, "attachment")])
         elif method == "before_agent_start":
+            before = set(session.delivered)
             result = session.before_agent_start(**params).to_json()
+            new = [i for i in session.delivered if i not in before]
+            last = session.last_evaluation
+            self._stats(lambda: [turn_record(last), delivery_for(session, new, "section", last)])
         elif method == "command":
             result = {"text": session.command(params["text"])}
         elif method == "read_rule":
             result = {"text": session.read_rule(params["args"])}
+            self._stats(lambda: [read_record(_read_ids(session, params["args"], result["text"]))])
         elif method == "read_rule_tool":
             result = session.read_rule_tool().to_json()
         elif method == "stream_turn":
@@ -150,6 +158,8 @@ class Server:
             if params["source"] not in SURFACES:
                 raise RequestError(INVALID_PARAMS, f"'source' of {method} must be one of {', '.join(SURFACES)}")
             result = getattr(session.stream, method[len("stream_"):])(**params).to_json()
+            fired = [f for f in result.get("fired", ()) if isinstance(f, dict)]
+            self._stats(lambda: [stream_record([f["id"] for f in fired], [f["id"] for f in fired if f.get("interrupt")])])
         elif method == "trust_status":
             result = self._trust_status()
         elif method == "status":
@@ -179,6 +189,18 @@ class Server:
         markers = project_markers(session.engine.hooks.importers())
         result["project_rules"] = has_project_rules(session.cwd, markers)
         return result
+
+    def _stats(self, records: Callable[[], list[dict[str, Any] | None]]) -> None:
+        """Statistics records for ``pi-rules stats`` in the session file (none without one);
+        losing one costs a count, never the answer."""
+        if self.store is None:
+            return
+        try:
+            for record in records():
+                if record is not None:
+                    self.store.append(record)  # the file's own appender: locked, one line, bounded
+        except Exception as exc:  # statistics never cost an answer
+            self._say(f"statistics not recorded in {self.store.path}: {type(exc).__name__}: {safe_line(str(exc))}")
 
     def _persist(self, entry: Any) -> tuple[bool, str | None]:
         """Append ``entry`` to the session file: whether it is durably there, and why not.
@@ -339,3 +361,13 @@ def _writer(outstream: IO[Any]) -> Callable[[str], None]:
         outstream.flush()  # the host waits for this answer before its next event
 
     return write
+
+
+def _read_ids(session: Session, args: Any, text: str) -> list[str]:
+    """The rule a ``read_rule`` call returned (by its exact reference), if it returned one."""
+    name = args.get("path") if isinstance(args, dict) else args
+    if not isinstance(name, str) or text.startswith("Unknown rule"):
+        return []
+    last = session.last_evaluation
+    rules = last.rules if last is not None else session_rules(session)
+    return [r.id for r in rules if r.reference == name][:1]

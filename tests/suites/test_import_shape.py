@@ -229,7 +229,7 @@ def test_the_library_api_loads_the_engine_but_no_host():
         "rules_hosts.plugins", "rules_hosts.plugins.serve", "rules_hosts.plugins.mcp",
         "rules_hosts.plugins.stream_cli", "rules_hosts.plugins.trust",
         "rules_hosts.plugins.map",
-        "rules_hosts.plugins.rule_test", "rules_hosts.plugins.export",
+        "rules_hosts.plugins.rule_test", "rules_hosts.plugins.export", "rules_hosts.plugins.eval", "rules_hosts.plugins.stats",
         "rules_hosts.previews", "rules_hosts.previews.plugin",
     })
     assert "rules_hosts.session.runtime" not in loaded["ours"] and "mcp" not in loaded["others"]
