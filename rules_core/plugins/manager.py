@@ -66,6 +66,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "agent-scope": "rules_plugins.agent_scope",
     "stream": "rules_plugins.stream",
     "scanner": "rules_plugins.scanner",
+    "shell-paths": "rules_plugins.shell_paths",  # paths a shell command touches (docs/shell.md)
     "tokens": "rules_plugins.tokens",
     "markdown": "rules_plugins.markdown",
     "report": "rules_plugins.report",
