@@ -48,6 +48,8 @@ def render_report(evaluation: Evaluation, cwd: str) -> str:
             lines.extend(_report_lines(outcome, cwd, budget))
     lines.extend(_error_line(e, cwd) for e in evaluation.errors)
     lines.extend(_warning_line(w, cwd) for w in evaluation.warnings)
+    if evaluation.facts.shell_touched:
+        lines.append(f"shell-touched: {safe_line(', '.join(evaluation.facts.shell_touched))}")
     # The budget:/section: lines stay last and exactly as RULE-SPEC §6 words them.
     lines.extend(budget_summary(evaluation))
     lines.append(f"budget: {evaluation.budget_used}/{evaluation.facts.max_tokens} estimated tokens")

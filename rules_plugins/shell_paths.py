@@ -220,7 +220,7 @@ def _attached(text: str, options: set[str]) -> bool:
 
 
 def _report(word: Word, where: str | None, add: Callable[[str], None]) -> None:
-    if where is None or word.unsure or not word.text or word.text.startswith(("/", "-")):
+    if where is None or word.unsure or not word.text or word.text.startswith("/"):
         return
     path = _inside(posixpath.join(where, word.text))
     if path:

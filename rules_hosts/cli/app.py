@@ -69,7 +69,21 @@ class Command:
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
             agent=args.agent, host=args.host, settings=self.engine.settings(self.cwd, not args.untrusted),
+            shell_touched=self.shell_touched(),
         )
+
+    def shell_touched(self) -> list[str]:
+        """The paths the ``--shell`` commands touch, as a host's bash tool would report them
+        (the ``shell-paths`` plugin, through ``pi_rules_capture_paths``)."""
+        host = self.args.host or "cli"
+        paths: list[str] = []
+        for text in getattr(self.args, "shell", None) or ():
+            for tool in ("bash", "Bash"):
+                found = self.engine.hooks.capture_paths(host, tool, {"command": text})
+                if found:
+                    paths += found
+                    break
+        return paths
 
 
 Run = Callable[[Command], int]
@@ -219,6 +233,10 @@ def _add_host(parser: argparse.ArgumentParser, hosts: tuple[str, ...]) -> None:
 
 def _add_facts(parser: argparse.ArgumentParser, hosts: tuple[str, ...] = ()) -> None:
     parser.add_argument("--touched", action="append", default=[], metavar="PATH")
+    parser.add_argument(
+        "--shell", action="append", default=[], metavar="COMMAND",
+        help="a shell command the agent ran: the paths it touches count as touched (docs/shell.md)",
+    )
     parser.add_argument("--prompt", default="", metavar="TEXT")
     parser.add_argument("--model", default=None, metavar="ID")
     branch = parser.add_mutually_exclusive_group()
@@ -318,7 +336,7 @@ def _cmd_report(command: Command) -> int:
         return _preview(command, "report")
     evaluation = command.engine.evaluate(command.facts())
     if command.args.json:
-        command.print_json(evaluation_json(evaluation))
+        command.print_json({**evaluation_json(evaluation), "shellTouched": list(evaluation.facts.shell_touched)})
     else:
         sys.stdout.write(command.render("report", {"evaluation": evaluation}))
     return 0

@@ -34,6 +34,7 @@ def host_facts(
     agent: Any = "main",
     host: str | None = None,
     settings: Settings | None = None,
+    shell_touched: Any = (),
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
     is ``LIVE`` (read git now), a name, or ``None``/blank for absent. An untrusted
@@ -41,10 +42,12 @@ def host_facts(
     The budget and overflow come from ``settings`` (``Engine.settings``), else ``env``."""
     if branch is LIVE:
         branch = current_branch(cwd) if trusted else None
+    shell = normalize_touched(strings(shell_touched), cwd)
     return Facts(
         cwd=cwd,
         trusted=trusted,
-        touched=normalize_touched(strings(touched), cwd),
+        touched=normalize_touched((*strings(touched), *shell), cwd),
+        shell_touched=shell,
         prompt=prompt if isinstance(prompt, str) else "",
         model=model if isinstance(model, str) and model else None,
         branch=branch if isinstance(branch, str) and branch else None,
