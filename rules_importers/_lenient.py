@@ -33,7 +33,7 @@ from rules_plugins.schema_v1 import validate_extra
 IMPORTER_RANKS = {
     "copilot": 10, "claude": 20, "cursor": 30, "windsurf": 40, "cline": 50, "agents": 60,
     "kiro": 64, "continue": 66, "roo": 68, "amazonq": 70, "junie": 72, "augment": 74, "zed": 76, "trae": 78,
-    "agents-md": 84, "claude-md": 86, "gemini-md": 88,
+    "skills": 80, "agents-md": 84, "claude-md": 86, "gemini-md": 88,
 }
 BROKEN_LINK = "broken symbolic link; point it at an existing file or delete it"
 NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be plain files"

@@ -2,7 +2,8 @@
 
 Claude Code loads its memory files — ``CLAUDE.md``, ``.claude/CLAUDE.md``,
 ``CLAUDE.local.md`` from the working directory up, nested ones when it works in their
-folder, ``~/.claude/CLAUDE.md`` — and ``.claude/rules``. Since 2.1.277 it also reads
+folder, ``~/.claude/CLAUDE.md`` — ``.claude/rules`` and its skills folders ``.claude/skills``
+(project, nested, user; the table in ``rules_importers/_skill_hosts.py``). Since 2.1.277 it also reads
 ``AGENTS.md``, but only when no ``CLAUDE.md`` is in the working directory or above it: so
 an ``AGENTS.md`` counts as Claude's own only when no ``CLAUDE.md`` (or
 ``.claude/CLAUDE.md``) sits in its folder or in any folder from cwd up to the git root.
@@ -18,6 +19,7 @@ import os
 from rules_core.model import Facts, Rule
 from rules_core.discovery.reading import file_signature, read_rule_text
 from rules_importers._includes import import_targets
+from rules_importers._skill_hosts import host_reads_skill
 
 READ_BY_CLAUDE = "Claude Code reads this file itself; pi-rules leaves it out so it is not sent twice"
 READ_AGENTS = ("Claude Code reads AGENTS.md itself where no CLAUDE.md is in the way; pi-rules leaves it "
@@ -34,6 +36,8 @@ def claude_reads(rule: Rule, facts: Facts) -> str | None:
     plugin = rule.file.plugin
     if plugin in ("claude", "claude-md"):
         return READ_BY_CLAUDE
+    if plugin == "skills":
+        return host_reads_skill("claude-code", rule)
     if plugin != "agents-md":
         return None
     folders = [rule.file.base, *_cwd_and_above(os.path.abspath(facts.cwd), rule.file.rules_root)]
