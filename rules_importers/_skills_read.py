@@ -96,14 +96,18 @@ def folder_files(skill_dir: str) -> tuple[list[str], int, list[str]]:
     return files[:MAX_LISTED], len(files), folders
 
 
-def with_files(body: str, skill_dir: str, files: list[str], total: int) -> str:
+def with_files(body: str, skill_dir: str, files: list[str], total: int, *, bound: str, user: bool) -> str:
     """The body ``read_rule`` returns: SKILL.md's body, then where the skill's folder is
-    and what else it holds (names only; the agent reads one when the body calls for it)."""
+    (``~/…`` for a user skill, from the repository root for a project one: the same
+    words on every machine) and what else it holds (names only; the agent reads one when
+    the body calls for it)."""
     if not files:
         return body
     more = f"\n- … and {total - len(files)} more" if total > len(files) else ""
     listing = "\n".join(f"- {name}" for name in files)
-    return (f"{body.rstrip()}\n\n---\n\nThis skill's folder is {skill_dir}; its other files (not loaded — "
+    relative = os.path.relpath(skill_dir, bound).replace(os.sep, "/") if bound else skill_dir
+    where = f"~/{relative}" if user else f"{relative} (from the repository root)"
+    return (f"{body.rstrip()}\n\n---\n\nThis skill's folder is {where}; its other files (not loaded — "
             f"read one when the instructions above call for it):\n\n{listing}{more}\n")
 
 

@@ -76,7 +76,7 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
     elif is_true(data, "disable-model-invocation"):
         reason = USER_ONLY.format(name=name)
     rule = imported_rule(
-        rule_file, description=description, body=with_files(document.body, folder, files, total),
+        rule_file, description=description, body=with_files(document.body, folder, files, total, bound=rule_file.bound, user=rule_file.source == "global"),
         globs=globs, load="on-demand", inactive_reason=reason,
     )
     result = finish(rule)

@@ -29,6 +29,7 @@ from rules_hosts.cli.config import add_budget_options, add_config_command, comma
 from rules_hosts.session.facts import LIVE, host_facts
 from rules_hosts.cli.init import run_init
 from rules_hosts.shapes import (
+    catalogue_json,
     conditions_json,
     errors_json,
     evaluation_json,
@@ -335,10 +336,12 @@ def _cmd_report(command: Command) -> int:
     if command.args.host in PREVIEWS:
         return _preview(command, "report")
     evaluation = command.engine.evaluate(command.facts())
+    catalogue = catalogue_json(evaluation, command.engine.hooks)
     if command.args.json:
-        command.print_json({**evaluation_json(evaluation), "shellTouched": list(evaluation.facts.shell_touched)})
+        command.print_json({**evaluation_json(evaluation), "shellTouched": list(evaluation.facts.shell_touched),
+                            "catalogue": catalogue})
     else:
-        sys.stdout.write(command.render("report", {"evaluation": evaluation}))
+        sys.stdout.write(command.render("report", {"evaluation": evaluation, "catalogue": catalogue}))
     return 0
 
 
