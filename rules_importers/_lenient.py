@@ -304,6 +304,21 @@ def path_kind(path: str, plugin: str) -> str | RuleError | None:
     return "file" if stat.S_ISREG(info.st_mode) else "other"
 
 
+def plain_file(path: str, plugin: str, what: str) -> bool | RuleError:
+    """Whether a plain file is at ``path`` (False: nothing, or a folder), else the error a
+    user sees: a broken link, a failing stat, or a FIFO, socket or device (``what`` says
+    what must be a plain file: ``SKILL.md``, ``memory files``)."""
+    kind = path_kind(path, plugin)
+    if kind is None or kind == "dir":
+        return False
+    if isinstance(kind, RuleError):
+        return kind
+    if kind != "file":
+        return RuleError("read-failure", path, f"not a regular file (FIFO, socket or device); {what} must be "
+                         f"{'a plain file' if what.endswith('.md') else 'plain files'}", plugin)
+    return True
+
+
 def single_file(
     context: DiscoveryContext, name: str, path: str, *, id_stem: str, rank_offset: int = 0,
     source: str = "project",

@@ -24,7 +24,7 @@ from rules_core.paths import ancestors_between
 from rules_core.discovery.tree import folders_holding, folders_with_hidden
 
 from ._includes import Syntax, expand
-from ._lenient import IMPORTER_RANKS, _group, finish, first_heading, imported_rule, path_kind
+from ._lenient import IMPORTER_RANKS, _group, finish, first_heading, imported_rule, path_kind, plain_file
 
 # The order-key scope of a nested (folder-scoped) file starts with this; walked-up ones with "0".
 _NESTED = "1"
@@ -165,15 +165,11 @@ def _folder_files(
     for index, group in enumerate(groups):
         for filename in group:
             path = os.path.join(folder, filename)
-            kind = path_kind(path, name)
-            if kind is None or kind == "dir":
+            plain = plain_file(path, name, "memory files")
+            if plain is False:
                 continue
-            if isinstance(kind, RuleError):
-                found.append(kind)
-                break
-            if kind != "file":
-                found.append(RuleError("read-failure", path, "not a regular file (FIFO, socket or device); "
-                                       "memory files must be plain files", name))
+            if isinstance(plain, RuleError):
+                found.append(plain)
                 break
             relative = os.path.relpath(path, top).replace(os.sep, "/")
             stem = filename[: -len(".md")] if filename.endswith(".md") else filename

@@ -22,7 +22,7 @@ from rules_core.containment import Unresolved
 from rules_core.model import DiscoveryContext, RuleError, RuleFile
 from rules_core.tree import folders_with_hidden
 
-from ._lenient import IMPORTER_RANKS, _group, path_kind, walk_up
+from ._lenient import IMPORTER_RANKS, _group, path_kind, plain_file, walk_up
 from ._memory import folder_label
 
 NAME = "skills"
@@ -97,15 +97,9 @@ def _root(
     found: list[RuleFile | RuleError] = []
     for name in names[:MAX_SKILLS_PER_ROOT]:
         path = os.path.join(root, name, SKILL_FILE)
-        kind = path_kind(path, NAME)
-        if kind is None or kind == "dir":
-            continue  # a folder without SKILL.md is no skill (scripts, a shared asset folder)
-        if isinstance(kind, RuleError):
-            found.append(kind)
-            continue
-        if kind != "file":
-            found.append(RuleError("read-failure", path, "not a regular file (FIFO, socket or device); "
-                                   "SKILL.md must be a plain file", NAME))
+        plain = plain_file(path, NAME, SKILL_FILE)
+        if plain is not True:  # False: a folder without SKILL.md is no skill (scripts, shared assets)
+            found += [plain] if isinstance(plain, RuleError) else []
             continue
         order = (_group(source), IMPORTER_RANKS.get(NAME, 90), f"{scope}/{rank}", name)
         bound = (context.home or "") if source == "global" else (contain.bound if contain is not None else "")
