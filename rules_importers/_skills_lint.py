@@ -16,7 +16,7 @@ from typing import Sequence
 
 from rules_core import hookimpl
 from rules_core.lint_context import LintContext
-from rules_core.model import Discovery, Rule, RuleWarning
+from rules_core.model import Discovery, Rule, RuleError, RuleWarning
 
 from ._skills_find import NAME
 from ._skills_read import read_skill, text_value
@@ -49,18 +49,18 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
 
 def _check(rule: Rule, text: str, context: LintContext) -> list[tuple[str, str]]:
     document = read_skill(rule.file, text)
-    if not hasattr(document, "data"):
+    if isinstance(document, RuleError):
         return []  # damaged frontmatter is a yaml-syntax error already
-    data, body = document.data, document.body  # type: ignore[union-attr]
+    data, body = document.data, document.body
     folder = os.path.basename(os.path.dirname(rule.file.path))
     out: list[tuple[str, str]] = []
-    if not document.has_frontmatter:  # type: ignore[union-attr]
+    if not document.has_frontmatter:
         out.append(("skill-no-frontmatter", "SKILL.md has no frontmatter; the specification requires one with "
                     f"name and description — start the file with ---, name: {folder}, description: …, ---"))
     elif rule.file.elsewhere:
         out.append(("skill-shadowed", f"skill {folder!r} is also at {rule.file.elsewhere[0]}, found first; "
                     "this one is not offered — rename one of them or remove the copy"))
-    if document.has_frontmatter:  # type: ignore[union-attr]
+    if document.has_frontmatter:
         out += _name(text_value(data, "name"), folder)
         out += _description(text_value(data, "description"))
     compatibility = text_value(data, "compatibility")

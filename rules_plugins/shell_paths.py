@@ -29,7 +29,7 @@ characters, or one with an unclosed quote, touches nothing. At most ``MAX_PATHS`
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from rules_core import hookimpl
 
@@ -193,7 +193,7 @@ def _git(words: Sequence[Word]) -> list[Word]:
     return []
 
 
-def _operands(words: Sequence[Word], values: set[str], value_is_path: set[str] = frozenset()) -> list[Word]:  # type: ignore[assignment]
+def _operands(words: Sequence[Word], values: Collection[str], value_is_path: Collection[str] = ()) -> list[Word]:
     """The non-option words (after ``--`` every word is one); an option in ``values``
     consumes the next word, which is an operand itself when listed in ``value_is_path``."""
     found: list[Word] = []
@@ -213,7 +213,7 @@ def _operands(words: Sequence[Word], values: set[str], value_is_path: set[str] =
     return found
 
 
-def _attached(text: str, options: set[str]) -> bool:
+def _attached(text: str, options: Collection[str]) -> bool:
     """``-efoo`` or ``--regexp=foo``: an option given with its value in one word."""
     return any(text.startswith(o + "=") if o.startswith("--") else text.startswith(o) and len(text) > len(o)
                for o in options)
