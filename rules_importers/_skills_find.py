@@ -18,9 +18,9 @@ import dataclasses
 import os
 from typing import Iterable
 
-from rules_core.containment import Unresolved
+from rules_core.discovery.containment import Unresolved
 from rules_core.model import DiscoveryContext, RuleError, RuleFile
-from rules_core.tree import folders_with_hidden
+from rules_core.discovery.tree import folders_with_hidden
 
 from ._lenient import IMPORTER_RANKS, _group, path_kind, plain_file, walk_up
 from ._memory import folder_label

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rules_core.testing import rule_text
+from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_plugins.shell_paths import MAX_PATHS, pi_rules_capture_paths, shell_paths
 
 # One row per form in the table (issue 27's list and the rest of docs/shell.md).
