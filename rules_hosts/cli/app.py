@@ -26,7 +26,7 @@ from rules_core.settings.apply import importer_selection
 
 from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_options, version
 from rules_hosts.cli.config import add_budget_options, add_config_command, command_options, configured_engine
-from rules_hosts.session.facts import LIVE, host_facts
+from rules_hosts.session.facts import LIVE, host_facts, shell_paths
 from rules_hosts.cli.init import run_init
 from rules_hosts.shapes import (
     catalogue_json,
@@ -70,21 +70,8 @@ class Command:
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
             agent=args.agent, host=args.host, settings=self.engine.settings(self.cwd, not args.untrusted),
-            shell_touched=self.shell_touched(),
+            shell_touched=shell_paths(self.engine.hooks, args.host, getattr(args, "shell", ())),
         )
-
-    def shell_touched(self) -> list[str]:
-        """The paths the ``--shell`` commands touch, as a host's bash tool would report them
-        (the ``shell-paths`` plugin, through ``pi_rules_capture_paths``)."""
-        host = self.args.host or "cli"
-        paths: list[str] = []
-        for text in getattr(self.args, "shell", None) or ():
-            for tool in ("bash", "Bash"):
-                found = self.engine.hooks.capture_paths(host, tool, {"command": text})
-                if found:
-                    paths += found
-                    break
-        return paths
 
 
 Run = Callable[[Command], int]

@@ -59,6 +59,19 @@ def host_facts(
     )
 
 
+def shell_paths(hooks: Any, host: str | None, commands: Any) -> list[str]:
+    """The paths shell ``commands`` touch (``--shell``), as a host's bash tool reports them:
+    through ``pi_rules_capture_paths``, so blocking the ``shell-paths`` plugin turns it off."""
+    paths: list[str] = []
+    for text in strings(commands):
+        for tool in ("bash", "Bash"):
+            found = hooks.capture_paths(host or "cli", tool, {"command": text})
+            if found:
+                paths += found
+                break
+    return paths
+
+
 def max_tokens(env: Mapping[str, str]) -> int:
     return parse_max_tokens(env.get(MAX_TOKENS_ENV))
 
