@@ -115,3 +115,22 @@ def conditions_json(rule: Rule) -> dict[str, Any]:
         "keywords": list(rule.keywords),
         "alwaysApply": rule.always_apply,
     }
+
+
+def catalogue_json(evaluation: Evaluation, hooks: Any) -> dict[str, Any]:
+    """What the on-demand index costs: its lines (skills' ``name — description`` among
+    them) rendered as the host would and estimated, in all and per importer. The shape
+    of ``report --json``'s ``catalogue`` (docs/importers.md, "The skills importer")."""
+    host = hooks.hosts().get(evaluation.facts.host) if evaluation.facts.host else None
+    reference = host.reference if host is not None else ""
+    rows: dict[str, list[int]] = {}
+    for outcome in evaluation.on_demand:
+        line = hooks.render("index-line", {"rule": outcome.rule, "reference": reference}) or ""
+        row = rows.setdefault(outcome.rule.file.plugin or outcome.rule.source, [0, 0])
+        row[0] += 1
+        row[1] += hooks.estimate_tokens(line)
+    return {
+        "lines": sum(r[0] for r in rows.values()),
+        "tokens": sum(r[1] for r in rows.values()),
+        "plugins": [{"plugin": name, "lines": r[0], "tokens": r[1]} for name, r in rows.items()],
+    }

@@ -33,7 +33,7 @@ from rules_plugins.schema_v1 import validate_extra
 IMPORTER_RANKS = {
     "copilot": 10, "claude": 20, "cursor": 30, "windsurf": 40, "cline": 50, "agents": 60,
     "kiro": 64, "continue": 66, "roo": 68, "amazonq": 70, "junie": 72, "augment": 74, "zed": 76, "trae": 78,
-    "agents-md": 84, "claude-md": 86, "gemini-md": 88,
+    "skills": 80, "agents-md": 84, "claude-md": 86, "gemini-md": 88,
 }
 BROKEN_LINK = "broken symbolic link; point it at an existing file or delete it"
 NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be plain files"
@@ -304,6 +304,21 @@ def path_kind(path: str, plugin: str) -> str | RuleError | None:
     if stat.S_ISDIR(info.st_mode):
         return "dir"
     return "file" if stat.S_ISREG(info.st_mode) else "other"
+
+
+def plain_file(path: str, plugin: str, what: str) -> bool | RuleError:
+    """Whether a plain file is at ``path`` (False: nothing, or a folder), else the error a
+    user sees: a broken link, a failing stat, or a FIFO, socket or device (``what`` says
+    what must be a plain file: ``SKILL.md``, ``memory files``)."""
+    kind = path_kind(path, plugin)
+    if kind is None or kind == "dir":
+        return False
+    if isinstance(kind, RuleError):
+        return kind
+    if kind != "file":
+        return RuleError("read-failure", path, f"not a regular file (FIFO, socket or device); {what} must be "
+                         f"{'a plain file' if what.endswith('.md') else 'plain files'}", plugin)
+    return True
 
 
 def single_file(

@@ -8,7 +8,7 @@ escaped so a hostile file name cannot drive the terminal.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from rules_core import hookimpl
 from rules_core.discovery.aliases import alias_note
@@ -25,7 +25,7 @@ PINNED_NOTE = "pinned: its body goes into the section while the budget has room"
 @hookimpl(trylast=True)
 def pi_rules_render(kind: str, data: Any) -> str | None:
     renderer: Callable[[Any, str], str] | None = {
-        "report": lambda d, cwd: render_report(d["evaluation"], cwd),
+        "report": lambda d, cwd: render_report(d["evaluation"], cwd, d.get("catalogue")),
         "explain": lambda d, cwd: render_explain(d["explanation"], cwd),
         "show": lambda d, cwd: render_show(d["rule"], cwd),
         "check": lambda d, cwd: render_check(d["discovery"], cwd),
@@ -36,7 +36,7 @@ def pi_rules_render(kind: str, data: Any) -> str | None:
     return renderer(data, data["cwd"])
 
 
-def render_report(evaluation: Evaluation, cwd: str) -> str:
+def render_report(evaluation: Evaluation, cwd: str, catalogue: Mapping[str, Any] | None = None) -> str:
     outcomes = {status: [o for o in evaluation.outcomes if o.status == status] for status in STATUS_ORDER}
     outcomes["active"] = list(evaluation.active)
     outcomes["on-demand"] = list(evaluation.on_demand)
@@ -49,6 +49,9 @@ def render_report(evaluation: Evaluation, cwd: str) -> str:
             lines.extend(_report_lines(outcome, cwd, budget))
     lines.extend(_error_line(e, cwd) for e in evaluation.errors)
     lines.extend(_warning_line(w, cwd) for w in evaluation.warnings)
+    if evaluation.facts.shell_touched:
+        lines.append(f"shell-touched: {safe_line(', '.join(evaluation.facts.shell_touched))}")
+    lines.extend(catalogue_lines(catalogue))
     # The budget:/section: lines stay last and exactly as RULE-SPEC §6 words them.
     lines.extend(budget_summary(evaluation))
     lines.append(f"budget: {evaluation.budget_used}/{evaluation.facts.max_tokens} estimated tokens")
@@ -199,3 +202,15 @@ def _display_path(path: str, cwd: str) -> str:
     if path.startswith(root.rstrip(os.sep) + os.sep):
         return path[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
     return path
+
+
+def catalogue_lines(catalogue: Mapping[str, Any] | None) -> list[str]:
+    """``catalogue: 3 index lines, ~250 tokens`` and one line per importer (skills' catalogue
+    among them), when the index lists anything; the CLI computes the numbers."""
+    if not catalogue or not catalogue.get("lines"):
+        return []
+    lines = [f"catalogue: {catalogue['lines']} index line{'s' if catalogue['lines'] != 1 else ''}, "
+             f"~{catalogue['tokens']} tokens in the section"]
+    lines.extend(f"  {safe_line(str(row['plugin']))}: {row['lines']} line{'s' if row['lines'] != 1 else ''}, "
+                 f"~{row['tokens']} tokens" for row in catalogue.get("plugins", ()))
+    return lines

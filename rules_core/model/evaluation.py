@@ -65,6 +65,9 @@ class Facts:
     # The host the rules are for (``pi``, ``claude-code``, a third party's name), or None.
     # Files a host's agent reads itself are left out for it (``pi_rules_host_reads``).
     host: str | None = None
+    # The touched paths that came from shell commands (``--shell``; docs/shell.md). Each is
+    # also in ``touched``; a matcher plugin that must tell them apart reads this.
+    shell_touched: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

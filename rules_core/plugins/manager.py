@@ -54,6 +54,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "agents-md": "rules_importers.agents_md",
     "claude-md": "rules_importers.claude_md",
     "gemini-md": "rules_importers.gemini_md",
+    "skills": "rules_importers.skills",
     "global": "rules_plugins.global_rules",
     "packs": "rules_plugins.packs",  # rule packs: one source per `pi_rules.rules` entry point
     "schema-v1": "rules_plugins.schema_v1",
@@ -66,6 +67,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "agent-scope": "rules_plugins.agent_scope",
     "stream": "rules_plugins.stream",
     "scanner": "rules_plugins.scanner",
+    "shell-paths": "rules_plugins.shell_paths",  # paths a shell command touches (docs/shell.md)
     "tokens": "rules_plugins.tokens",
     "markdown": "rules_plugins.markdown",
     "report": "rules_plugins.report",

@@ -2,7 +2,8 @@
 
 Claude Code loads its memory files — ``CLAUDE.md``, ``.claude/CLAUDE.md``,
 ``CLAUDE.local.md`` from the working directory up, nested ones when it works in their
-folder, ``~/.claude/CLAUDE.md`` — and ``.claude/rules``. Whether it also reads
+folder, ``~/.claude/CLAUDE.md`` — ``.claude/rules`` and its skills folders ``.claude/skills``
+(project, nested, user; the table in ``rules_importers/_skill_hosts.py``). Whether it also reads
 ``AGENTS.md`` is the user's choice since 2.1.277, its project-instructions mode
 (``instructions.py``): by default (``claude-md-or-agents-md``) only where no CLAUDE file
 (``CLAUDE.md``, ``.claude/CLAUDE.md``, ``CLAUDE.local.md``) is in the working directory or
@@ -22,6 +23,7 @@ import os
 from rules_core.model import Facts, Rule
 from rules_core.discovery.reading import file_signature, read_rule_text
 from rules_importers._includes import import_targets
+from rules_importers._skill_hosts import host_reads_skill
 
 from .instructions import BOTH, FALLBACK, MANAGED_ONLY, instruction_mode
 
@@ -40,6 +42,8 @@ _targets: dict[tuple[str, object], tuple[str, ...]] = {}
 
 def claude_reads(rule: Rule, facts: Facts) -> str | None:
     plugin = rule.file.plugin
+    if plugin == "skills":  # skills are not instruction files: no mode governs them
+        return host_reads_skill("claude-code", rule)
     if plugin not in ("claude", "claude-md", "agents-md"):
         return None
     # The user's mode, read per call from their settings files (each parsed once per

@@ -7,10 +7,10 @@
 | ``Edit``/``MultiEdit``                    | edit         | ``file_path``     | ``new_string`` / every edit's |
 | ``NotebookEdit``                          | edit         | ``notebook_path`` | ``new_source`` |
 | ``Grep``/``Glob``                         | —            | optional ``path`` (the search scope) | — |
-| ``Bash``                                  | bash         | nothing           | — |
+| ``Bash``                                  | bash         | nothing here; the ``shell-paths`` plugin reads ``command`` | — |
 
-As for Pi, shell command strings are never parsed for paths: guessing which words of a
-command are files would touch paths the agent never meant. Unknown tools, missing or
+The shell command's paths are not this table's: the ``shell-paths`` plugin
+(``rules_plugins/shell_paths.py``, docs/shell.md) reads them for every host. Unknown tools, missing or
 non-string arguments and non-mapping ``tool_input`` capture nothing; other hosts' calls
 are answered ``[]``. The adapter (``hook``) reads the same table (``tools``) for
 invalidation, attachment and the hooks' matcher.

@@ -26,9 +26,10 @@ from rules_core.settings.apply import importer_selection
 
 from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_options, version
 from rules_hosts.cli.config import add_budget_options, add_config_command, command_options, configured_engine
-from rules_hosts.session.facts import LIVE, host_facts
+from rules_hosts.session.facts import LIVE, host_facts, shell_paths
 from rules_hosts.cli.init import run_init
 from rules_hosts.shapes import (
+    catalogue_json,
     conditions_json,
     errors_json,
     evaluation_json,
@@ -69,6 +70,7 @@ class Command:
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
             agent=args.agent, host=args.host, settings=self.engine.settings(self.cwd, not args.untrusted),
+            shell_touched=shell_paths(self.engine.hooks, args.host, getattr(args, "shell", ())),
         )
 
 
@@ -219,6 +221,10 @@ def _add_host(parser: argparse.ArgumentParser, hosts: tuple[str, ...]) -> None:
 
 def _add_facts(parser: argparse.ArgumentParser, hosts: tuple[str, ...] = ()) -> None:
     parser.add_argument("--touched", action="append", default=[], metavar="PATH")
+    parser.add_argument(
+        "--shell", action="append", default=[], metavar="COMMAND",
+        help="a shell command the agent ran: the paths it touches count as touched (docs/shell.md)",
+    )
     parser.add_argument("--prompt", default="", metavar="TEXT")
     parser.add_argument("--model", default=None, metavar="ID")
     branch = parser.add_mutually_exclusive_group()
@@ -317,10 +323,12 @@ def _cmd_report(command: Command) -> int:
     if command.args.host in PREVIEWS:
         return _preview(command, "report")
     evaluation = command.engine.evaluate(command.facts())
+    catalogue = catalogue_json(evaluation, command.engine.hooks)
     if command.args.json:
-        command.print_json(evaluation_json(evaluation))
+        command.print_json({**evaluation_json(evaluation), "shellTouched": list(evaluation.facts.shell_touched),
+                            "catalogue": catalogue})
     else:
-        sys.stdout.write(command.render("report", {"evaluation": evaluation}))
+        sys.stdout.write(command.render("report", {"evaluation": evaluation, "catalogue": catalogue}))
     return 0
 
 

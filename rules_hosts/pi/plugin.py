@@ -6,10 +6,10 @@
 | ``write``               | write        | ``path``          | ``content`` |
 | ``edit``                | edit         | ``path``          | ``newText`` / every edit's |
 | ``grep``/``find``       | —            | optional ``path`` (the search scope) | — |
-| ``bash``                | bash         | nothing (Pi's schema has only ``command`` and ``timeout``) | — |
+| ``bash``                | bash         | nothing here; the ``shell-paths`` plugin reads ``command`` | — |
 
-Shell command strings are never parsed for paths (a deliberate divergence from agents
-whose bash tool has a ``workdir``). Unknown tools, missing or non-string arguments and
+The paths of a shell command come from the ``shell-paths`` plugin (docs/shell.md), which
+answers for every host's ``bash`` tool. Unknown tools, missing or non-string arguments and
 non-mapping ``args`` capture nothing. Other hosts (Claude Code, …) ship their own tables
 as plugins of the same hook and are answered ``[]`` here.
 """

@@ -17,9 +17,9 @@ from rules_core.model import Evaluation, Outcome, Rule
 # Between a tool's own output and the block appended to it.
 SEPARATOR = "\n\n---\n\n"
 ATTACH_ENV = "PI_RULES_ATTACH"
-# Only these results can name a file the agent is about to work on; grep/find/ls/bash and
-# custom tools are left byte-identical.
-ATTACHING_TOOLS = frozenset({"read", "edit", "write"})
+# Only these results can name a file the agent is about to work on (bash: the paths its
+# command names, docs/shell.md); grep/find/ls and custom tools are left byte-identical.
+ATTACHING_TOOLS = frozenset({"read", "edit", "write", "bash"})
 
 Render = Callable[[str, Any], "str | None"]
 

@@ -34,6 +34,7 @@ def host_facts(
     agent: Any = "main",
     host: str | None = None,
     settings: Settings | None = None,
+    shell_touched: Any = (),
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
     is ``LIVE`` (read git now), a name, or ``None``/blank for absent. An untrusted
@@ -41,10 +42,12 @@ def host_facts(
     The budget and overflow come from ``settings`` (``Engine.settings``), else ``env``."""
     if branch is LIVE:
         branch = current_branch(cwd) if trusted else None
+    shell = normalize_touched(strings(shell_touched), cwd)
     return Facts(
         cwd=cwd,
         trusted=trusted,
-        touched=normalize_touched(strings(touched), cwd),
+        touched=normalize_touched((*strings(touched), *shell), cwd),
+        shell_touched=shell,
         prompt=prompt if isinstance(prompt, str) else "",
         model=model if isinstance(model, str) and model else None,
         branch=branch if isinstance(branch, str) and branch else None,
@@ -54,6 +57,19 @@ def host_facts(
         host=host,
         **budget(settings if settings is not None else Settings(env=env), host),
     )
+
+
+def shell_paths(hooks: Any, host: str | None, commands: Any) -> list[str]:
+    """The paths shell ``commands`` touch (``--shell``), as a host's bash tool reports them:
+    through ``pi_rules_capture_paths``, so blocking the ``shell-paths`` plugin turns it off."""
+    paths: list[str] = []
+    for text in strings(commands):
+        for tool in ("bash", "Bash"):
+            found = hooks.capture_paths(host or "cli", tool, {"command": text})
+            if found:
+                paths += found
+                break
+    return paths
 
 
 def max_tokens(env: Mapping[str, str]) -> int:

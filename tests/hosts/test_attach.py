@@ -185,8 +185,8 @@ def test_pi_rules_attach_toggle(value, enabled):
     assert attach_enabled(value) is enabled
 
 
-def test_only_read_edit_write_attach():
-    assert ATTACHING_TOOLS == {"read", "edit", "write"}
+def test_only_read_edit_write_bash_attach():
+    assert ATTACHING_TOOLS == {"read", "edit", "write", "bash"}
 
 
 # -- golden blocks -----------------------------------------------------------------------

@@ -104,9 +104,32 @@ def test_every_file_tool_touches_its_path(claude: Claude) -> None:
     claude.tool("Glob", {"pattern": "*.ts", "path": "src/b.ts"})
     claude.tool("MultiEdit", {"file_path": str(claude.cwd / "src" / "c.ts"), "edits": []})
     claude.tool("NotebookEdit", {"notebook_path": str(claude.cwd / "src" / "n.ipynb"), "new_source": ""})
-    claude.tool("Bash", {"command": "cat src/d.ts"})
+    claude.tool("Bash", {"command": "cat src/d.ts"})  # the shell-paths plugin reads the command
     touched = [p for r in claude.records() if "data" in r for p in r["data"]["paths"]]
-    assert [os.path.relpath(p, claude.cwd) for p in touched] == ["src/a.ts", "src/b.ts", "src/c.ts", "src/n.ipynb"]
+    assert [os.path.relpath(p, claude.cwd) for p in touched] == [
+        "src/a.ts", "src/b.ts", "src/c.ts", "src/n.ipynb", "src/d.ts"]
+
+
+def test_bash_heredoc_attaches_the_ts_rule(claude: Claude) -> None:
+    """Issue 27: ``cat > src/a.ts <<EOF`` in Bash touches src/a.ts; PostToolUse attaches
+    the ``src/**/*.ts`` rule, in the payload shape Claude Code sends."""
+    claude.send("SessionStart", source="startup")
+    command = "mkdir -p src && cat > src/a.ts <<'EOF'\nexport const a: number = 1;\nEOF"
+    make_rules(claude.cwd, {"src/a.ts": "export const a: number = 1;\n"})  # what the command did
+    block = claude.context("PostToolUse", tool_name="Bash",
+                           tool_input={"command": command, "description": "Write src/a.ts"},
+                           tool_response={"stdout": "", "stderr": "", "interrupted": False, "isImage": False})
+    assert block == HEADER + "## ts\n> Triggered by: touched src/a.ts\n\nUse strict TypeScript.\n"
+    # Positive control's negative: a command naming no .ts file attaches nothing.
+    assert claude.tool("Bash", {"command": "ls -la && echo done > notes.txt"}, {"stdout": "", "stderr": ""}) is None
+
+
+def test_bash_paths_outside_the_project_attach_nothing(claude: Claude) -> None:
+    claude.send("SessionStart", source="startup")
+    outside = claude.cwd.parent / "elsewhere" / "src" / "b.ts"
+    for command in (f"cat {outside}", "cat ../src/b.ts", "cd .. && cat src/b.ts", "cat $HOME/src/b.ts"):
+        assert claude.tool("Bash", {"command": command}, {"stdout": "", "stderr": ""}) is None
+    assert not [r for r in claude.records() if r.get("customType") == "pi-rules-md/touched"]
 
 
 def test_exists_rule_fires_when_claude_creates_the_file(claude: Claude) -> None:
@@ -115,9 +138,10 @@ def test_exists_rule_fires_when_claude_creates_the_file(claude: Claude) -> None:
     assert _ids(claude.context("SessionStart", source="startup") or "") == ["always"]
     assert claude.send("PreToolUse", tool_name="Bash", tool_input={"command": "touch Dockerfile"}) is None
     claude.write({"Dockerfile": "FROM scratch\n"})
-    assert claude.tool("Bash", {"command": "touch Dockerfile"}, {"stdout": "", "stderr": ""}) is None  # bash never attaches
-    block = claude.tool("Read", {"file_path": str(claude.cwd / "README.md")}, {"type": "text"})
+    # The Bash result attaches what the command brought into being (it rescans first).
+    block = claude.tool("Bash", {"command": "touch Dockerfile"}, {"stdout": "", "stderr": ""})
     assert block is not None and "## docker\n> Triggered by: exists Dockerfile" in block
+    assert claude.tool("Read", {"file_path": str(claude.cwd / "README.md")}, {"type": "text"}) is None  # once
 
 
 def test_user_prompt_submit_is_zero_churn(claude: Claude) -> None:
@@ -228,7 +252,7 @@ def test_capture_table_answers_only_for_claude_code() -> None:
     assert capture("claude-code", "Write", {"file_path": "a.ts"}) == ["a.ts"]
     assert capture("claude-code", "NotebookEdit", {"notebook_path": "n.ipynb"}) == ["n.ipynb"]
     assert capture("claude-code", "Glob", {"pattern": "*.ts"}) == []
-    assert capture("claude-code", "Bash", {"command": "cat a.ts"}) == []
+    assert capture("claude-code", "Bash", {"command": "cat a.ts"}) == []  # the shell-paths plugin's, not the table's
     assert capture("claude-code", "write", {"file_path": "a.ts"}) == []  # names are case-sensitive
     assert capture("pi", "Write", {"file_path": "a.ts"}) == []
     assert capture("claude-code", "Read", ["a.ts"]) == []
@@ -267,7 +291,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Engine]:
 def test_random_payloads_never_raise(sandbox: tuple[Path, Engine], payload: Any) -> None:
     root, engine = sandbox
     out, err = io.StringIO(), io.StringIO()
-    env = {"HOME": str(root), "XDG_STATE_HOME": str(root / "state")}
+    # A Bash result evaluates (its command may name paths): the persistent cache goes with the state.
+    env = {"HOME": str(root), "XDG_STATE_HOME": str(root / "state"), "XDG_CACHE_HOME": str(root / "state" / "cache")}
     code = claude_code.main(io.StringIO(json.dumps(payload)), out, err, engine=engine,
                             cwd=str(root / "project"), env=env)
     assert code == 0

@@ -38,7 +38,8 @@ def test_report_json_has_the_contract_shape(capsys, project):
     code, out, _ = run(capsys, project, "--json", "report", "--touched", "src/a.py", "--no-branch")
     data = json.loads(out)
     assert code == 0 and set(data) == {
-        "rules", "errors", "budget", "section", "sectionTokens", "warnings", "overflow", "pinned"
+        "rules", "errors", "budget", "section", "sectionTokens", "warnings", "overflow", "pinned", "shellTouched",
+        "catalogue",
     }
     style = next(r for r in data["rules"] if r["id"] == "style")
     assert set(style) == RULE_KEYS | {"status", "reasons", "cause", "tokens", "delivery", "room", "duplicateOf"}

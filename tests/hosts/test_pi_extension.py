@@ -304,3 +304,34 @@ def test_after_pi_rules_trust_the_next_pi_session_reads_the_project_rules(
     assert trusted.notices() == []
     assert "MARKER-ALWAYS-7731" in world.requests()[0]["systemPrompt"]
     assert "\nactive: always " in trusted.rules()
+
+
+# ---- issue 27: bash commands touch paths; skills Pi reads itself are not sent twice -------
+
+
+def test_a_bash_heredoc_attaches_the_rule_and_skills_pi_reads_are_left_to_pi(
+    world: World, run_pi: Callable[[list[list[Event]]], Pi]
+) -> None:
+    world.trust()
+    shared = world.project / ".agents" / "skills" / "shared-skill"
+    claude = world.project / ".claude" / "skills" / "claude-skill"
+    for folder, marker in ((shared, "MARKER-SHARED-6120"), (claude, "MARKER-CLAUDE-6121")):
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {folder.name}\ndescription: {marker} when needed\n---\nBody.\n")
+    pi = run_pi([
+        [_tool("bash", command="mkdir -p src && cat > src/app.py <<'EOF'\nx: int = 1\nEOF")],  # request 0
+        [{"text": "Done."}],  # 1: sees the bash result
+    ])
+    pi.prompt("write the app with the shell")
+
+    requests = world.requests()
+    bash_result = _tool_result(requests[1], "call-0")
+    assert (world.project / "src" / "app.py").read_text() == "x: int = 1\n"  # Pi really ran it
+    assert "Rules newly activated by this tool result" in bash_result and "MARKER-SRC-4410" in bash_result
+    assert _touched(world.session_entries()) == ["src/app.py"]
+    section = requests[0]["systemPrompt"].split("# Rules\n", 1)[1]
+    # pi-rules lists the .claude skill (Pi does not read that folder) ...
+    assert "- claude-skill — MARKER-CLAUDE-6121 when needed (fetch with the read_rule tool)" in section
+    # ... and leaves .agents/skills to Pi, whose own skills list carries it.
+    assert "shared-skill — MARKER-SHARED-6120" not in section
+    assert "MARKER-SHARED-6120" in requests[0]["systemPrompt"]

@@ -79,10 +79,12 @@ def test_grep_and_find_capture_their_optional_path(project, tool):
     assert session.tool_start(tool, {"pattern": "x", "path": "src"}).paths == ("src",)
 
 
-def test_bash_captures_nothing(project):
+def test_bash_captures_the_paths_its_command_names(project):
     session = make(project)
-    assert session.tool_start("bash", {"command": "cat src/a.ts", "path": "src/a.ts"}) == Capture()
-    assert session.touched == ()
+    # The shell-paths plugin reads ``command``; a ``path`` argument Pi's bash does not have is ignored.
+    assert session.tool_start("bash", {"command": "cat src/a.ts", "path": "src/b.ts"}).paths == ("src/a.ts",)
+    assert session.tool_start("bash", {"command": "cat /etc/passwd ../x"}) == Capture()
+    assert session.touched == ("src/a.ts",)
 
 
 def test_unknown_tool_captures_nothing(project):
@@ -361,13 +363,20 @@ def test_attached_entry_has_the_section_entry_bytes(project):
     assert entry in turn(session).section  # type: ignore[operator]
 
 
-@pytest.mark.parametrize("tool", ["grep", "find", "ls", "bash", "custom"])
-def test_only_read_edit_write_results_attach(project, tool):
+@pytest.mark.parametrize("tool", ["grep", "find", "ls", "custom"])
+def test_only_read_edit_write_bash_results_attach(project, tool):
     session = _started(project)
     touch(session, "src/a.ts")
     effect = session.tool_result(tool, TEXT, False)
     assert effect.content is None and effect.attached == ()
     assert "typescript" not in session.delivered
+
+
+def test_bash_result_attaches_what_its_command_touched(project):
+    session = _started(project)
+    session.tool_start("bash", {"command": "cat > src/a.ts <<EOF\nlet x = 1\nEOF"})
+    effect = session.tool_result("bash", TEXT, False)
+    assert effect.attached == ("typescript",) and "typescript" in session.delivered
 
 
 def test_errored_result_attaches_nothing(project):

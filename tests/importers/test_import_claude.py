@@ -403,8 +403,11 @@ def test_untrusted_project_reads_no_claude_file(rule_project, record):
     record.clear()
     rule_project.engine().evaluate(rule_project.facts(trusted=False))
     assert mine(rule_project, trusted=False) == {}
-    # Only the claude-md importer's global ~/.claude/CLAUDE.md may be looked at.
-    assert [p for p in record if ".claude" in p and p != str(rule_project.home / ".claude" / "CLAUDE.md")] == []
+    # Only the claude-md importer's global ~/.claude/CLAUDE.md (and the skills importer's
+    # ~/.claude/skills, user skills) may be looked at.
+    user_skills = str(rule_project.home / ".claude" / "skills")
+    assert [p for p in record if ".claude" in p and p != str(rule_project.home / ".claude" / "CLAUDE.md")
+            and not p.startswith(user_skills)] == []
 
 
 @pytest.mark.parametrize("value", ["none", " NONE ", "nOnE\t"])

@@ -71,6 +71,7 @@ def run_everything(world, cwd: Path, trusted: bool, env: dict[str, str] | None =
 USER_LEVEL = [".pi/agent/rules", ".cursor/rules", ".codeium/windsurf/memories", ".agent/rules",
               ".agents/rules", ".omp/agent", ".xcsh/agent", ".claude/CLAUDE.md", ".gemini/GEMINI.md",
               ".kiro/steering", ".continue/rules", ".roo", ".augment/rules",
+              ".agents/skills", ".claude/skills",  # user skills (docs/importers.md, "The skills importer")
               ".config/pi-rules/config.toml"]  # the user settings file (docs/configuration.md)
 
 

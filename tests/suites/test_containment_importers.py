@@ -50,7 +50,8 @@ IMPORTER_NAMES = ["AGENTS.md", "AGENT.md", "CLAUDE.md", "CLAUDE.local.md", "GEMI
 # The user's own files the global importers may read ($HOME is not the project).
 USER_LEVEL = [".pi/agent/rules", ".cursor/rules", ".codeium/windsurf/memories", ".agent/rules", ".agents/rules",
               ".omp/agent", ".xcsh/agent", ".claude/CLAUDE.md", ".gemini/GEMINI.md", ".kiro/steering",
-              ".continue/rules", ".roo", ".augment/rules", "notes", ".config/pi-rules/config.toml"]
+              ".continue/rules", ".roo", ".augment/rules", "notes", ".config/pi-rules/config.toml",
+              ".agents/skills", ".claude/skills"]  # user skills (docs/importers.md, "The skills importer")
 
 
 @pytest.fixture
