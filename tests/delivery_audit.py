@@ -18,38 +18,25 @@ body has. Every problem is a ``Finding`` naming layout, host, step, rule and wha
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-LAYOUTS = Path(__file__).resolve().parent / "fixtures" / "delivery"
-PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "claude_code_payloads"
-HOSTS = ("claude-code", "pi", "none")
-PROMPTS = ("Carry out the scripted steps.", "Continue with the next step.")
+from delivery_hosts import ClaudeHost, PiHost
+from delivery_layouts import HOSTS, LAYOUTS, Project, Step, layouts, make_project, report, script
+
+__all__ = ["HOSTS", "LAYOUTS", "Finding", "Project", "Step", "audit", "check_step", "layouts", "make_project", "report",
+           "summary"]
+
 # A canary must be long enough not to occur by chance in unrelated text.
 _CANARY_MIN = 24
 _INDEX_LINE = re.compile(r"^- (?P<ref>\S+) — .*\((?:fetch with the read_rule tool|read it with the Read tool)\)$")
 _STOPPED_LINE = re.compile(r"^- (?P<id>\S+) no longer applies ")
 # The reasons report gives a file the host's agent reads by itself (hosts/natives).
 _NATIVE_REASON = re.compile(r"reads this file")
-
-
-@dataclass(frozen=True)
-class Step:
-    kind: str  # start, prompt, read, write, compact
-    arg: str = ""  # the prompt, or the touched path relative to the project
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.arg}".strip()
-
-
 # What a finding is about: the view disagrees with the report (``agreement``); the budget
 # left a rule out and the model is not told (``silent-drop``); a rule points at another that
 # the same delivery does not carry (``dangling-pointer``); a touched package's own memory
@@ -71,185 +58,6 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.layout} [{self.host}] step {self.step} ({self.action}): {self.rule}: {self.problem}"
-
-
-@dataclass
-class Project:
-    name: str
-    root: Path
-    home: Path
-    touched_paths: list[str]
-    bodies: dict[str, str] = field(default_factory=dict)  # rule path -> body text
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "rules_hosts", *args], cwd=self.root, env=_env(self.home),
-                              capture_output=True, text=True, timeout=120)
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_") or k == "PI_RULES_HOOK_SERVER"}
-    env.update(HOME=str(home), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
-               GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@example.com")
-    return env
-
-
-def layouts() -> list[str]:
-    return sorted(p.name for p in LAYOUTS.iterdir() if (p / "SOURCE").is_file())
-
-
-def make_project(name: str, tmp: Path) -> Project:
-    """The layout as a real git repository with one commit (links stay links)."""
-    root, home = tmp / name, tmp / "home"
-    shutil.copytree(LAYOUTS / name, root, symlinks=True)
-    source = (root / "SOURCE").read_text()
-    (root / "SOURCE").unlink()
-    home.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "layout"]):
-        subprocess.run(["git", *args], cwd=root, env=_env(home), check=True, capture_output=True)
-    touched = [line.strip() for line in source.split("Empty placeholders", 1)[1].splitlines()[1:] if line.strip()]
-    project = Project(name, root, home, touched)
-    if name not in _BODIES:
-        bodies = {}
-        for rule in project_rules(project):
-            done = project.cli("read", rule["relativePath"], "--json")
-            data = json.loads(done.stdout)
-            assert "content" in data, f"{name}: pi-rules read {rule['relativePath']}: {done.stdout}{done.stderr}"
-            bodies[os.path.relpath(rule["path"], root)] = data["content"]
-        _BODIES[name] = bodies
-    project.bodies = {str(root / rel): body for rel, body in _BODIES[name].items()}
-    return project
-
-
-# Each layout's rule bodies, read once per test run (they do not depend on the host).
-_BODIES: dict[str, dict[str, str]] = {}
-
-
-def project_rules(project: Project) -> list[dict[str, Any]]:
-    done = project.cli("list", "--json")
-    return list(json.loads(done.stdout)["rules"])
-
-
-def script(project: Project) -> list[Step]:
-    """Start, a prompt, read/write/read in three packages, a prompt, an edit, a
-    compaction, and the first two packages again."""
-    one, two, three = project.touched_paths[:3]
-    return [Step("start"), Step("prompt", PROMPTS[0]), Step("read", one), Step("write", two), Step("read", three),
-            Step("prompt", PROMPTS[1]), Step("write", one), Step("compact"), Step("read", two), Step("write", three)]
-
-
-def report(project: Project, host: str, touched: list[str], prompt: str) -> dict[str, Any]:
-    args = ["report", "--json", "--prompt", prompt, *[a for p in touched for a in ("--touched", p)]]
-    if host != "none":
-        args += ["--host", host]
-    done = project.cli(*args)
-    assert done.returncode == 0, f"{project.name}: pi-rules {' '.join(args)}: {done.stderr}"
-    return dict(json.loads(done.stdout))
-
-
-# -- replaying the session through a host -------------------------------------------------
-
-
-class _Claude:
-    """Claude Code: one hook process per event, payloads shaped like the real client's."""
-
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.templates = {p.stem: p.read_text() for p in PAYLOADS.glob("*.json")}
-        self.calls = 0
-
-    def _payload(self, key: str, **fields: Any) -> dict[str, Any]:
-        raw = self.templates[key].replace("/home/user/project", str(self.project.root))
-        raw = raw.replace("/home/user", str(self.project.home))
-        return {**json.loads(raw), **fields}
-
-    def _send(self, payload: dict[str, Any]) -> str:
-        done = subprocess.run([sys.executable, "-m", "rules_hosts", "hook", "claude-code"],
-                              input=json.dumps(payload), capture_output=True, text=True,
-                              env=_env(self.project.home), cwd=self.project.home, timeout=60)
-        assert done.returncode == 0, f"{self.project.name}: hook {payload['hook_event_name']}: {done.stderr}"
-        if not done.stdout.strip():
-            return ""
-        return str(json.loads(done.stdout).get("hookSpecificOutput", {}).get("additionalContext") or "")
-
-    def run(self, step: Step) -> str:
-        if step.kind in ("start", "compact"):
-            return self._send(self._payload("SessionStart", source="startup" if step.kind == "start" else "compact"))
-        if step.kind == "prompt":
-            return self._send(self._payload("UserPromptSubmit", prompt=step.arg))
-        self.calls += 1
-        path = str(self.project.root / step.arg)
-        call = f"toolu_audit{self.calls:02d}"
-        tool = "Read" if step.kind == "read" else "Write"
-        content = f"// written by the audit, step {self.calls}\n"
-        tool_input = {"file_path": path} if tool == "Read" else {"file_path": path, "content": content}
-        pre = self._send(self._payload(f"PreToolUse-{tool}", tool_input=tool_input, tool_use_id=call))
-        if tool == "Write":
-            Path(path).write_text(content)
-            response: dict[str, Any] = {"type": "update", "filePath": path, "content": content,
-                                        "structuredPatch": [], "originalFile": "", "userModified": False}
-        else:
-            response = {"type": "text", "file": {"filePath": path, "content": "", "numLines": 1, "startLine": 1,
-                                                 "totalLines": 1}}
-        post = self._send(self._payload(f"PostToolUse-{tool}", tool_input=tool_input, tool_response=response,
-                                        tool_use_id=call))
-        return "\n".join(t for t in (pre, post) if t)
-
-    def close(self) -> None:
-        pass
-
-
-class _Pi:
-    """Pi: one ``serve --host pi`` process; the section is replaced each turn, tool results
-    carry mid-run attachments."""
-
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.proc = subprocess.Popen([sys.executable, "-m", "rules_hosts", "serve", "--host", "pi"],
-                                     cwd=project.root, env=_env(project.home), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.ids = 0
-        self.section = ""
-
-    def call(self, method: str, **params: Any) -> Any:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.ids += 1
-        self.proc.stdin.write(json.dumps({"id": self.ids, "method": method, "params": params}) + "\n")
-        self.proc.stdin.flush()
-        answer = json.loads(self.proc.stdout.readline())
-        assert "result" in answer, f"{self.project.name}: serve {method}: {answer}"
-        return answer["result"]
-
-    def run(self, step: Step) -> str:
-        if step.kind == "start":
-            self.call("session_start", reason="startup", entries=[])
-            return ""
-        if step.kind == "compact":
-            self.call("compact")
-            return ""
-        if step.kind == "prompt":
-            turn = self.call("before_agent_start", prompt=step.arg, model=None, tools=["read", "write", "edit"])
-            if turn["action"] == "patch":
-                self.section = turn["section"]
-            elif turn["action"] == "remove":
-                self.section = ""
-            return ""
-        tool = "read" if step.kind == "read" else "write"
-        self.call("tool_start", tool=tool, args={"path": step.arg})
-        if tool == "write":
-            (self.project.root / step.arg).write_text("// written by the audit\n")
-        parts = [{"type": "text", "text": "ok"}]
-        effect = self.call("tool_result", tool=tool, content=parts, is_error=False)
-        added = (effect.get("content") or parts)[len(parts):]
-        return "\n".join(str(p.get("text", "")) for p in added)
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
 # -- the comparison -----------------------------------------------------------------------
@@ -376,9 +184,11 @@ def _package_memory(project: Project, rules: list[dict[str, Any]], touched: str,
         if path.name not in _MEMORY_FILES or str(path.parent) not in folders:
             continue
         canaries = texts.canaries.get(texts.group_of.get(rule["path"], -1), [])
+        if not canaries:
+            continue
         if pointer_ok and _count(view, canaries) == 0 and _indexed(view_lines, rule, project.root) == 1:
             continue
-        if canaries and _count(view, canaries) != 1:
+        if _count(view, canaries) != 1:
             bad(rule["id"], f"touching {touched} should bring this package memory file whole; it reached the "
                             f"model {_count(view, canaries)} times ({_statuses([rule])})", "package-memory")
 
@@ -400,7 +210,7 @@ def _statuses(members: list[dict[str, Any]]) -> str:
 
 def audit(project: Project, host: str) -> list[Finding]:
     """Replay the script through ``host`` and check the view after every step."""
-    driver: _Claude | _Pi | None = _Claude(project) if host == "claude-code" else _Pi(project) if host == "pi" else None
+    driver: ClaudeHost | PiHost | None = ClaudeHost(project) if host == "claude-code" else PiHost(project) if host == "pi" else None
     touched: list[str] = []
     prompt, segment, turn = "", "", ""
     found: list[Finding] = []
@@ -416,7 +226,7 @@ def audit(project: Project, host: str) -> list[Finding]:
                 found += check_step(project, host, number, step, facts, done.stdout)
                 continue
             said = driver.run(step)
-            if isinstance(driver, _Claude):
+            if isinstance(driver, ClaudeHost):
                 # Deliver-once: the conversation since the start or the last compaction.
                 segment = said if step.kind == "compact" else segment + "\n" + said
                 found += check_step(project, host, number, step, facts, segment,

@@ -22,7 +22,7 @@ from typing import Iterator
 import pytest
 
 from claude_real import ProxyTrap, claude_binary, claude_env, conversation_text, servers_stopped
-from fake_messages_api import FakeMessagesAPI, Request, text, tool_use
+from fake_messages_api import FakeMessagesAPI, Request, tool_use
 
 RUN_TIMEOUT = 120
 PROMPT = "Carry out the scripted steps."

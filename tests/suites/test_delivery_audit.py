@@ -66,11 +66,14 @@ _DROPPED = ("issue 24 part 3: the default budget leaves always-read files out (d
             "and names nothing to the model")
 _FAR_FIRST = ("issue 24 part 3: the budget drops the touched package's own memory file, most specific last "
               "(Claude Code: part 2's pointer first)")
+
+
+def _every_host(names: tuple[str, ...], reason: str) -> dict[tuple[str, str], str]:
+    return {(name, host): reason for name in names for host in HOSTS}
+
+
 SILENT_DROP_PENDING = {
-    **dict.fromkeys([("gemini-cli", h) for h in HOSTS], _DROPPED),
-    **dict.fromkeys([("gitgov", h) for h in HOSTS], _DROPPED),
-    **dict.fromkeys([("trigger.dev", h) for h in HOSTS], _DROPPED),
-    **dict.fromkeys([("workers-sdk", h) for h in HOSTS], _DROPPED),
+    **_every_host(("gemini-cli", "gitgov", "trigger.dev", "workers-sdk"), _DROPPED),
     ("inbox-zero", "none"): _DROPPED,
     ("vercel-ai", "claude-code"): _DROPPED,
     ("vercel-ai", "none"): _DROPPED + " (the kept CLAUDE copy of the root AGENTS.md too)",
@@ -80,8 +83,7 @@ DANGLING_PENDING = {
                              "the budget dropped it",
 }
 PACKAGE_MEMORY_PENDING = {
-    **dict.fromkeys([("gemini-cli", h) for h in HOSTS], _FAR_FIRST),
-    **dict.fromkeys([("workers-sdk", h) for h in HOSTS], _FAR_FIRST),
+    **_every_host(("gemini-cli", "workers-sdk"), _FAR_FIRST),
     ("inbox-zero", "none"): _FAR_FIRST,
     ("trigger.dev", "pi"): _FAR_FIRST,
     ("trigger.dev", "none"): _FAR_FIRST,
