@@ -210,9 +210,10 @@ def _statuses(members: list[dict[str, Any]]) -> str:
 
 def audit(project: Project, host: str) -> list[Finding]:
     """Replay the script through ``host`` and check the view after every step."""
-    driver: ClaudeHost | PiHost | None = ClaudeHost(project) if host == "claude-code" else PiHost(project) if host == "pi" else None
+    drivers = {"claude-code": ClaudeHost, "pi": PiHost}
+    driver = drivers[host](project) if host in drivers else None
     touched: list[str] = []
-    prompt, segment, turn = "", "", ""
+    segment, turn = "", ""
     found: list[Finding] = []
     try:
         for number, step in enumerate(script(project), 1):
