@@ -25,11 +25,11 @@ from rules_hosts.claude_code.install import (
     add_hooks, add_server, config, is_our_command, remove_hooks, remove_server,
 )
 from rules_hosts.claude_code.tools import TOOLS
+from claude_real import CLAUDE_VERSION  # what .ci/install-claude installs
 from golden_files import check_golden
 
 SCRIPT = Path(sys.executable).parent / "pi-rules"  # the console script of the venv running the tests
 PLUGIN = Path(__file__).resolve().parents[2] / "hosts" / "claude-code"
-CLAUDE_VERSION = "2.1.197"  # what .ci/install-claude installs
 
 
 class Setup:

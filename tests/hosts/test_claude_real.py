@@ -9,32 +9,24 @@ per module; each test checks one thing a user relies on.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shlex
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from claude_real import (REPO, ProxyTrap, claude_binary, claude_env, conversation_text, message_text,
+                         request_messages, servers_stopped)
 from fake_messages_api import FakeMessagesAPI, Request, block_text, text, tool_results, tool_use
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
-# The newest release whose package.json still accepts Node 20 (2.1.198 asks for Node 22);
-# keep it in step with .ci/install-claude.
-CLAUDE_VERSION = "2.1.197"
-REPO = Path(__file__).resolve().parents[2]
-INSTALL_SCRIPT = REPO / ".ci" / "install-claude"
 PAYLOAD_FIXTURES = REPO / "tests" / "fixtures" / "claude_code_payloads"
 RUN_TIMEOUT = 120
 
@@ -61,64 +53,6 @@ name = f"{time.monotonic_ns()}-{os.getpid()}-{event}.json"
 with open(os.path.join(sys.argv[1], name), "w", encoding="utf-8") as out:
     out.write(payload)
 """
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pi-rules-tests" / f"claude-{CLAUDE_VERSION}"
-
-
-def _claude_binary() -> str:
-    """The pinned binary, installed on first use (what .ci/install-claude does)."""
-    binary = _cache_dir() / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-        if missing:
-            pytest.skip(f"{' and '.join(missing)} not on PATH: "
-                        f"cannot install @anthropic-ai/claude-code@{CLAUDE_VERSION}")
-        env = {**os.environ, "PI_RULES_CLAUDE_VERSION": CLAUDE_VERSION}
-        done = subprocess.run(["bash", str(INSTALL_SCRIPT)], env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0 and binary.exists(), f"install-claude failed:\n{done.stderr}"
-    return str(binary)
-
-
-class _ProxyTrap:
-    """The HTTP(S) proxy for everything not bound for 127.0.0.1: it records the first line
-    of each connection (``CONNECT host:443 …``) and closes it, so no request reaches the
-    internet and every attempt is seen."""
-
-    def __init__(self) -> None:
-        self.attempts: list[str] = []
-        self._sock = socket.create_server(("127.0.0.1", 0))
-        self._sock.settimeout(0.2)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-
-    def __enter__(self) -> _ProxyTrap:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self._sock.close()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    self.attempts.append(conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1"))
-                except OSError:
-                    self.attempts.append("(connection without a request line)")
 
 
 @dataclass(frozen=True)
@@ -180,25 +114,9 @@ def _install_hooks(project: Path, env: dict[str, str], payload_dir: Path) -> Non
     settings.write_text(json.dumps(data, indent=2))
 
 
-def _claude_env(tmp: Path, base_url: str, proxy: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "PI_RULES_"))}
-    env.update(
-        HOME=str(tmp / "home"), CLAUDE_CONFIG_DIR=str(tmp / "home" / ".claude"),
-        XDG_STATE_HOME=str(tmp / "state"), XDG_CONFIG_HOME=str(tmp / "config"), XDG_CACHE_HOME=str(tmp / "cache"),
-        ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="sk-ant-test-not-a-key",
-        # Documented switches for everything that is not the conversation itself.
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
-        DISABLE_ERROR_REPORTING="1", DISABLE_BUG_COMMAND="1",
-        # Whatever slips past them goes to the trap, not to the internet.
-        HTTPS_PROXY=proxy, HTTP_PROXY=proxy, https_proxy=proxy, http_proxy=proxy,
-        NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
-    )
-    return env
-
-
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    binary = _claude_binary()
+    binary = claude_binary()
     tmp = tmp_path_factory.mktemp("claude-real")
     project, payload_dir = tmp / "project", tmp / "payloads"
     for folder in (project, payload_dir, tmp / "home", tmp / "state", tmp / "config", tmp / "cache"):
@@ -207,8 +125,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     make_rules(project, _rules())
     # The hook server on, as users run it, in a folder of this test's (short: socket paths).
     runtime = Path(tempfile.mkdtemp(prefix="cr-", dir="/tmp"))
-    with FakeMessagesAPI(_script(project)) as api, _ProxyTrap() as trap, _servers_stopped(runtime):
-        env = {**_claude_env(tmp, api.url, trap.url), "XDG_RUNTIME_DIR": str(runtime)}
+    with FakeMessagesAPI(_script(project)) as api, ProxyTrap() as trap, servers_stopped(runtime):
+        env = {**claude_env(tmp, api.url, trap.url), "XDG_RUNTIME_DIR": str(runtime)}
         _install_hooks(project, env, payload_dir)
         done = subprocess.run(
             [binary, "-p", PROMPT, "--output-format", "json", "--model", "claude-sonnet-4-5",
@@ -230,38 +148,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
                   json.loads(done.stdout), payloads, list(trap.attempts), served)
 
 
-@contextlib.contextmanager
-def _servers_stopped(runtime: Path) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        for pid_file in runtime.glob("pi-rules/*.pid"):
-            try:
-                os.kill(int(pid_file.read_text()), signal.SIGTERM)
-            except (OSError, ValueError):
-                pass
-        shutil.rmtree(runtime, ignore_errors=True)
-
-
 # -- reading the recorded conversation ----------------------------------------------------
-
-
-def _messages(request: Request) -> list[dict[str, Any]]:
-    return list(request.body.get("messages") or [])
-
-
-def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return "\n".join(block_text(block) for block in content or [])
-
-
-def _conversation_text(request: Request) -> str:
-    """Everything the model sees in one request: system prompt and every message."""
-    system = request.body.get("system")
-    parts = [system if isinstance(system, str) else "\n".join(block_text(b) for b in system or [])]
-    return "\n".join(parts + [_message_text(m) for m in _messages(request)])
 
 
 def _holding(message: dict[str, Any], call_id: str) -> bool:
@@ -271,7 +158,7 @@ def _holding(message: dict[str, Any], call_id: str) -> bool:
 
 
 def _result_of(request: Request, call_id: str) -> dict[str, Any]:
-    return next(b for b in tool_results(_messages(request)) if b.get("tool_use_id") == call_id)
+    return next(b for b in tool_results(request_messages(request)) if b.get("tool_use_id") == call_id)
 
 
 # -- the tests ----------------------------------------------------------------------------
@@ -302,26 +189,26 @@ def test_the_client_runs_offline(session: Session) -> None:
 
 def test_always_on_rule_arrives_with_the_first_request(session: Session) -> None:
     first = session.main[0]
-    assert ALWAYS_MARK in _conversation_text(first)
+    assert ALWAYS_MARK in conversation_text(first)
     # It comes as session-start context in the opening user turn, not in the system prompt.
-    assert ALWAYS_MARK in _message_text(_messages(first)[0])
-    assert PYSRC_MARK not in _conversation_text(first)
+    assert ALWAYS_MARK in message_text(request_messages(first)[0])
+    assert PYSRC_MARK not in conversation_text(first)
 
 
 def test_stream_rule_never_enters_the_section(session: Session) -> None:
-    before_deny = [r for r in session.main if not any(_holding(m, WRITE_BAD) for m in _messages(r))]
+    before_deny = [r for r in session.main if not any(_holding(m, WRITE_BAD) for m in request_messages(r))]
     assert before_deny
-    assert all(STREAM_MARK not in _conversation_text(r) for r in before_deny)
+    assert all(STREAM_MARK not in conversation_text(r) for r in before_deny)
 
 
 def test_path_rule_arrives_with_the_write_that_activated_it(session: Session) -> None:
-    after = next(r for r in session.main if any(_holding(m, WRITE_APP) for m in _messages(r)))
-    messages = _messages(after)
+    after = next(r for r in session.main if any(_holding(m, WRITE_APP) for m in request_messages(r)))
+    messages = request_messages(after)
     at = next(i for i, m in enumerate(messages) if _holding(m, WRITE_APP))
     # In the user turn that carries the Write's result (the result itself or the context
     # Claude Code places beside it) and nowhere before it.
-    assert PYSRC_MARK in _message_text(messages[at]), json.dumps(messages[at], indent=1)
-    assert all(PYSRC_MARK not in _message_text(m) for m in messages[:at])
+    assert PYSRC_MARK in message_text(messages[at]), json.dumps(messages[at], indent=1)
+    assert all(PYSRC_MARK not in message_text(m) for m in messages[:at])
 
 
 def test_nothing_is_delivered_twice(session: Session) -> None:
@@ -329,13 +216,13 @@ def test_nothing_is_delivered_twice(session: Session) -> None:
     # The rule file the model read itself carries its own description and body; what the
     # hooks delivered is everything else.
     read = block_text(_result_of(final, READ_RULE))
-    delivered = _conversation_text(final).replace(read, "", 1)
+    delivered = conversation_text(final).replace(read, "", 1)
     counts = {mark: delivered.count(mark) for mark in MARKS}
     assert counts == {**dict.fromkeys(MARKS, 1), ON_DEMAND_MARK: 0}, counts
 
 
 def test_on_demand_rule_is_listed_for_the_read_tool(session: Session) -> None:
-    first = _conversation_text(session.main[0])
+    first = conversation_text(session.main[0])
     line = next((l for l in first.splitlines() if INDEX_MARK in l), None)
     path = session.project / ON_DEMAND_RULE
     assert line == f"- {path} — Reference {INDEX_MARK} (read it with the Read tool)", line
@@ -345,8 +232,8 @@ def test_on_demand_rule_is_listed_for_the_read_tool(session: Session) -> None:
 def test_on_demand_body_arrives_only_through_the_read(session: Session) -> None:
     final = session.main[-1]
     assert ON_DEMAND_MARK in block_text(_result_of(final, READ_RULE))
-    before = [r for r in session.main if not any(_holding(m, READ_RULE) for m in _messages(r))]
-    assert all(ON_DEMAND_MARK not in _conversation_text(r) for r in before)
+    before = [r for r in session.main if not any(_holding(m, READ_RULE) for m in request_messages(r))]
+    assert all(ON_DEMAND_MARK not in conversation_text(r) for r in before)
 
 
 def test_stream_rule_denies_the_forbidden_write(session: Session) -> None:
