@@ -22,7 +22,7 @@ from rules_core.lookup import find_by_id
 from rules_core.plugins.manager import PluginLoadError, list_plugins
 from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
-from rules_core.settings.apply import importer_selection
+from rules_core.settings.resolved import Resolved
 
 from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_options, version
 from rules_hosts.cli.config import add_budget_options, add_config_command, command_options, configured_engine
@@ -38,8 +38,9 @@ from rules_hosts.shapes import (
 )
 from rules_hosts.previews.plugin import PREVIEWS
 
-# configured_engine's signature: (cwd, trusted, blocked plugins, argv, environment).
-EngineFactory = Callable[[str, bool, Sequence[str], Sequence[str], Mapping[str, str]], Engine]
+# configured_engine's signature: (cwd, trusted, blocked plugins, argv, environment) →
+# the engine and the call's settings, read once.
+EngineFactory = Callable[[str, bool, Sequence[str], Sequence[str], Mapping[str, str]], tuple[Engine, Resolved]]
 
 CHECK_FORMATS = ("text", "json")  # the command's own; plugins add more
 
@@ -51,6 +52,15 @@ class Command:
     engine: Engine
     args: argparse.Namespace
     cwd: str
+    resolved: Resolved | None = None  # the call's settings, read once at its entry (``_main``)
+
+    def settings(self) -> Resolved:
+        """The call's settings for the parsed ``--host`` (the files are not read again)."""
+        trusted = not getattr(self.args, "untrusted", False)
+        given = self.resolved
+        if given is None or not given.serves(self.cwd, trusted):
+            given = self.engine.resolve(self.cwd, trusted)
+        return given.for_host(getattr(self.args, "host", None))
 
     def print_json(self, value: Any) -> None:
         sys.stdout.write(safe_json(value) + "\n")
@@ -68,7 +78,7 @@ class Command:
         return host_facts(
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
-            agent=args.agent, host=args.host, settings=self.engine.settings(self.cwd, not args.untrusted),
+            agent=args.agent, host=args.host, resolved=self.settings(),
         )
 
 
@@ -130,7 +140,7 @@ def _main(argv: Sequence[str], make_engine: EngineFactory) -> int:
         blocked.append(value[3:])
     untrusted, trust = _trust(known)
     try:  # the settings files' [plugins] block applies here too, before any plugin loads
-        engine = make_engine(known.cwd, not untrusted, blocked, argv, os.environ)
+        engine, resolved = make_engine(known.cwd, not untrusted, blocked, argv, os.environ)
     except PluginLoadError as exc:
         print(f"pi-rules: {safe_line(str(exc))}", file=sys.stderr)
         return 2
@@ -151,7 +161,7 @@ def _main(argv: Sequence[str], make_engine: EngineFactory) -> int:
         print(f"pi-rules: --cwd {safe_line(args.cwd)} is not a directory", file=sys.stderr)
         return 2
     try:
-        return args.run(Command(engine, args, cwd))
+        return args.run(Command(engine, args, cwd, resolved.with_options(engine.options)))
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback for a user; say what to report
@@ -239,7 +249,7 @@ def _add_agent(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_list(command: Command) -> int:
-    discovery = command.engine.discover(command.cwd, not command.args.untrusted)
+    discovery = command.engine.discover(command.cwd, not command.args.untrusted, resolved=command.settings())
     if command.args.json:
         command.print_json({"rules": [rule_json(r) for r in discovery.rules], "errors": errors_json(discovery.errors)})
     else:
@@ -249,11 +259,11 @@ def _cmd_list(command: Command) -> int:
 
 def _cmd_check(command: Command) -> int:
     trusted = not command.args.untrusted
-    discovery = command.engine.discover(command.cwd, trusted)
+    settings = command.settings().for_host(None)
+    discovery = command.engine.discover(command.cwd, trusted, resolved=settings)
     # The linters' warnings join discovery's own; the codes [lint] ignore lists are dropped.
-    settings = command.engine.settings(command.cwd, trusted)
     warnings = lint(command.engine, discovery, cwd=command.cwd, trusted=trusted,
-                    max_tokens=settings.value("max_tokens").value, ignore=settings.lint_ignore)
+                    max_tokens=settings.max_tokens, ignore=settings.lint_ignore)
     discovery = with_warnings(discovery, warnings)
     name = command.args.format or ("json" if command.args.json else "text")
     if name == "json":
@@ -267,7 +277,7 @@ def _cmd_check(command: Command) -> int:
 
 
 def _cmd_explain(command: Command) -> int:
-    explanation = command.engine.explain(command.facts(), command.args.path)
+    explanation = command.engine.explain(command.facts(), command.args.path, command.settings())
     if command.args.json:
         command.print_json(explanation_json(explanation))
     else:
@@ -276,7 +286,8 @@ def _cmd_explain(command: Command) -> int:
 
 
 def _cmd_show(command: Command) -> int:
-    rule = find_by_id(command.engine.discover(command.cwd, not command.args.untrusted).rules, command.args.id)
+    rule = find_by_id(command.engine.discover(command.cwd, not command.args.untrusted,
+                                              resolved=command.settings()).rules, command.args.id)
     if rule is None:
         return _unknown(command, f"Unknown rule: {safe_line(command.args.id)}")
     if command.args.json:
@@ -289,7 +300,7 @@ def _cmd_show(command: Command) -> int:
 def _cmd_read(command: Command) -> int:
     facts = Facts(cwd=command.cwd, trusted=not command.args.untrusted, agent=command.args.agent,
                   host=command.args.host)
-    reading = command.engine.read_rule(facts, command.args.name)
+    reading = command.engine.read_rule(facts, command.args.name, resolved=command.settings())
     if reading.rule is None:
         return _unknown(command, reading.refusal or "")
     if command.args.json:
@@ -305,7 +316,7 @@ def _cmd_read(command: Command) -> int:
 def _cmd_render(command: Command) -> int:
     if command.args.host in PREVIEWS:  # an agent pi-rules does not drive: what it loads by itself
         return _preview(command, "render")
-    evaluation = command.engine.evaluate(command.facts())
+    evaluation = command.engine.evaluate(command.facts(), resolved=command.settings())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
@@ -316,7 +327,7 @@ def _cmd_render(command: Command) -> int:
 def _cmd_report(command: Command) -> int:
     if command.args.host in PREVIEWS:
         return _preview(command, "report")
-    evaluation = command.engine.evaluate(command.facts())
+    evaluation = command.engine.evaluate(command.facts(), resolved=command.settings())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
@@ -334,8 +345,9 @@ def _cmd_plugins(command: Command) -> int:
     engine = command.engine
     infos = list_plugins(engine.pm)
     importers = engine.hooks.importers()
-    settings = engine.settings(command.cwd, not command.args.untrusted)
-    enabled, _ = importer_selection(settings, None, importers)
+    resolved = command.settings().for_host(None)
+    enabled, _ = resolved.importers(importers)
+    settings = resolved.settings
     from rules_plugins.packs import registered_packs  # only this command shows pack folders
 
     packs = registered_packs(engine.pm.list_name_plugin())

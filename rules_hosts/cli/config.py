@@ -17,6 +17,7 @@ from rules_core.engine.core import Engine
 from rules_core.plugins.manager import make_plugin_manager
 from rules_core.safe import safe_line
 from rules_core.settings.load import KEYS, LIST_KEYS, OVERFLOWS, Settings, SettingsCache, Value, import_value
+from rules_core.settings.resolved import Resolved
 from rules_core.settings.apply import (
     host_warnings,
     importer_selection,
@@ -32,18 +33,20 @@ IMPORT_DEST = "import_names"  # ``--import`` (rules_hosts.cli.options); ``import
 
 def configured_engine(
     cwd: str, trusted: bool, blocked: Sequence[str], argv: Sequence[str], env: Mapping[str, str]
-) -> Engine:
-    """The CLI's engine: the plugin manager is made with ``blocked`` (``-p no:NAME``) and
-    the settings files' ``[plugins] block`` (the host's table too when ``argv`` names a
-    host), and the engine keeps the settings cache, so the files are read once.
+) -> tuple[Engine, Resolved]:
+    """The CLI's engine and the call's settings: the plugin manager is made with
+    ``blocked`` (``-p no:NAME``) and the settings files' ``[plugins] block`` (the host's
+    table too when ``argv`` names a host); the files are read once, here, and the
+    ``Resolved`` value is what the command reads from then on (docs/configuration.md).
     Raises ``PluginLoadError`` as ``make_plugin_manager`` does."""
     home = env.get("HOME") or None
     cache = SettingsCache(env, home, project_bound(home))
-    settings = cache.settings(os.path.abspath(cwd), trusted)
-    pm = make_plugin_manager([*blocked, *plugin_blocks(settings, host_named(argv))], env=env)
+    project, host = os.path.abspath(cwd), host_named(argv)
+    resolved = Resolved(cache.settings(project, trusted), host, project, trusted)
+    pm = make_plugin_manager([*blocked, *plugin_blocks(resolved.settings, host)], env=env)
     engine = Engine(pm, env=env, settings=cache)
     engine.options["plugins.block"] = tuple(blocked)
-    return engine
+    return engine, resolved
 
 
 def host_named(argv: Sequence[str]) -> str | None:
@@ -104,7 +107,7 @@ def run_config(command: Any) -> int:  # a rules_hosts.cli.Command (not imported:
     """Every key's effective value with its origin; the files and what was wrong with them.
     Exit 0, as ``list`` (``check`` is the command that fails on errors)."""
     engine, args = command.engine, command.args
-    settings = engine.settings(command.cwd, not args.untrusted)
+    settings = command.settings().settings
     host = args.host
     _, import_errors = importer_selection(settings, host, engine.hooks.importers())
     errors = (*settings.errors, *import_errors, *required_errors(settings, host, engine.pm))
