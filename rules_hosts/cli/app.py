@@ -78,7 +78,7 @@ class Command:
         return host_facts(
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
-            agent=args.agent, host=args.host, resolved=self.settings(),
+            agent=args.agent, host=args.host, settings=self.settings(),
         )
 
 
