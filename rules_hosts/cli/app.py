@@ -263,7 +263,7 @@ def _cmd_check(command: Command) -> int:
     discovery = command.engine.discover(command.cwd, trusted, resolved=settings)
     # The linters' warnings join discovery's own; the codes [lint] ignore lists are dropped.
     warnings = lint(command.engine, discovery, cwd=command.cwd, trusted=trusted,
-                    max_tokens=settings.max_tokens, ignore=settings.lint_ignore)
+                    max_tokens=settings.max_tokens, ignore=settings.lint_ignore, resolved=settings)
     discovery = with_warnings(discovery, warnings)
     name = command.args.format or ("json" if command.args.json else "text")
     if name == "json":
