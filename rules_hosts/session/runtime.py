@@ -324,7 +324,8 @@ class Session:
         verb, rest = words[0], words[1:]
         if verb == "why" and rest:
             path = text.split("why", 1)[1].strip()  # a path may contain spaces
-            explanation = self.engine.explain(self._facts(prompt=""), path)
+            resolved = self._resolve()
+            explanation = self.engine.explain(self._facts(prompt="", resolved=resolved), path, resolved)
             return self._render("explain", {"explanation": explanation})
         if verb not in ("show", "mute", "unmute") or len(rest) != 1:
             return USAGE
@@ -355,17 +356,18 @@ class Session:
         """A reference rule's body by exact rules-relative path, else ``Unknown rule: <name>``."""
         name = args.get("path") if isinstance(args, dict) else args
         name = name if isinstance(name, str) else ""
-        reading = self.engine.read_rule(self._facts(""), name, self._rules())
+        resolved = self._resolve()
+        reading = self.engine.read_rule(self._facts("", resolved=resolved), name, self._rules(resolved), resolved)
         if reading.rule is None:
             return safe_lines(reading.refusal or "")
         # The model asked by a path several rules share: it must learn how to reach the others.
         return reveal_invisible(reading.rule.body) + (f"\n\n{reading.note}" if reading.note else "")
 
-    def _rules(self) -> tuple[Rule, ...]:
+    def _rules(self, resolved: Resolved | None = None) -> tuple[Rule, ...]:
         """The enriched rules of the last real cycle; before any cycle, a fresh discovery."""
         if self._last is not None:
             return self._last.rules
-        return self.engine.discover(self.cwd, self.trusted, self.host).rules
+        return self.engine.discover(self.cwd, self.trusted, self.host, resolved or self._resolve()).rules
 
     def _find(self, pick: Callable[[Sequence[Rule]], Rule | None]) -> Rule | None:
         found = pick(self._rules())
@@ -377,7 +379,8 @@ class Session:
         if self._last is not None:
             return self._last
         # No cycle yet: what the session state would give, without becoming a cycle.
-        return self.engine.evaluate(self._facts(prompt="", fresh=True))
+        resolved = self._resolve()
+        return self.engine.evaluate(self._facts(prompt="", fresh=True, resolved=resolved), resolved=resolved)
 
     def _render(self, kind: str, data: dict[str, Any]) -> str:
         text = self.engine.hooks.render(kind, {**data, "cwd": self.cwd})
