@@ -133,3 +133,16 @@ def test_the_counter_sees_every_resolution_of_an_engine_used_without_one(project
     again = _Counter(set())
     again.run(lambda: (engine.evaluate(facts, resolved=resolved), engine.explain(facts, "src/a.ts", resolved)))
     assert again.resolutions == 0
+
+
+@pytest.mark.parametrize("argv", [["report", "--json", "--touched", "src/a.ts"], ["explain", "src/a.ts"],
+                                  ["check"], ["config"], ["list"], ["map", "--format", "json"]])
+def test_a_command_reads_the_settings_once(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                           argv: list[str]) -> None:
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    counter = _Counter(set())
+    code = counter.run(lambda: app.main(argv))
+    output = sys.stdout.getvalue()  # type: ignore[attr-defined]
+    monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    assert code == 0 and output
+    assert counter.resolutions == 1
