@@ -38,8 +38,7 @@ from rules_hosts.shapes import (
 )
 from rules_hosts.previews.plugin import PREVIEWS
 
-# configured_engine's signature: (cwd, trusted, blocked plugins, argv, environment) →
-# the engine and the call's settings, read once.
+# configured_engine's: (cwd, trusted, blocked plugins, argv, environment) → the engine, the call's settings.
 EngineFactory = Callable[[str, bool, Sequence[str], Sequence[str], Mapping[str, str]], tuple[Engine, Resolved]]
 
 CHECK_FORMATS = ("text", "json")  # the command's own; plugins add more
@@ -56,8 +55,7 @@ class Command:
 
     def settings(self) -> Resolved:
         """The call's settings for the parsed ``--host`` (the files are not read again)."""
-        trusted = not getattr(self.args, "untrusted", False)
-        given = self.resolved
+        trusted, given = not getattr(self.args, "untrusted", False), self.resolved
         if given is None or not given.serves(self.cwd, trusted):
             given = self.engine.resolve(self.cwd, trusted)
         return given.for_host(getattr(self.args, "host", None))
@@ -347,7 +345,6 @@ def _cmd_plugins(command: Command) -> int:
     importers = engine.hooks.importers()
     resolved = command.settings().for_host(None)
     enabled, _ = resolved.importers(importers)
-    settings = resolved.settings
     from rules_plugins.packs import registered_packs  # only this command shows pack folders
 
     packs = registered_packs(engine.pm.list_name_plugin())
@@ -369,7 +366,7 @@ def _cmd_plugins(command: Command) -> int:
         hooks = ", ".join(info.hooks)
         print(f"{safe_line(info.name).ljust(width)}  {safe_line(info.origin).ljust(origin_width)}  {hooks}")
     if importers:
-        chosen = settings.value("import")
+        chosen = resolved.settings.value("import")
         print(f"\nimporters (import: {safe_line(str(chosen.value))} from {safe_line(chosen.origin)}):")
         name_width = max(len(i.name) for i in importers)
         for importer in importers:
