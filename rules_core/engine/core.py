@@ -91,19 +91,20 @@ class Engine:
         return self.settings_cache.settings(os.path.abspath(cwd), trusted, self.options)
 
     def resolve(self, cwd: str, trusted: bool = True, host: str | None = None) -> Resolved:
-        """The settings of one call, read once: make it at the entry of a command or host
-        event and pass it to ``discover``/``evaluate``/``explain``/``stream_specs``."""
+        """The settings of one call, read once (at its entry; pass it to the calls below)."""
         return Resolved(self.settings(cwd, trusted), host, os.path.abspath(cwd), trusted)
 
-    def _resolved(self, facts: Facts, given: Resolved | None) -> Resolved:
-        return self.resolve(facts.cwd, facts.trusted, facts.host) if given is None else given.for_host(facts.host)
+    def _resolved(self, cwd: str, trusted: bool, host: str | None, given: Resolved | None) -> Resolved:
+        if given is None or not given.serves(os.path.abspath(cwd), trusted):  # none, or not this call's
+            return self.resolve(cwd, trusted, host)
+        return given.for_host(host)
 
     def discover(self, cwd: str, trusted: bool = True, host: str | None = None,
                  resolved: Resolved | None = None) -> Discovery:
         """Every rule and error the sources and schemas yield, ids and indexes assigned;
         ``host`` picks the ``[hosts.<name>]`` settings (the importers it enables)."""
         with deadline(self.deadline_ms):
-            resolved = self.resolve(cwd, trusted, host) if resolved is None else resolved.for_host(host)
+            resolved = self._resolved(cwd, trusted, host, resolved)
             importers, users_own = resolved.importers(self.hooks.importers())
             found = self.discovery.discover(cwd, trusted, importers, users_own)
             return with_settings(found, resolved.settings, host, self.pm, self.hooks.hosts(), os.path.abspath(cwd),
@@ -113,11 +114,10 @@ class Engine:
 
     def evaluate(self, facts: Facts, discovery: Discovery | None = None,
                  resolved: Resolved | None = None) -> Evaluation:
-        """Run one evaluation for ``facts`` within the engine's deadline. Never raises.
-        ``resolved``: the call's settings (``resolve``); without it they are read once here."""
+        """Run one evaluation for ``facts`` (settings: ``resolved``) within the deadline. Never raises."""
         try:
             with deadline(self.deadline_ms):
-                return self._evaluate(facts, discovery, self._resolved(facts, resolved))
+                return self._evaluate(facts, discovery, self._resolved(facts.cwd, facts.trusted, facts.host, resolved))
         except Exception as exc:
             return Evaluation(facts, (), (internal_error(facts.cwd, exc),), (), (), "", 0, 0)
 
@@ -245,7 +245,7 @@ class Engine:
 
     def reachable(self, rules: Sequence[Rule], facts: Facts, resolved: Resolved | None = None) -> list[Rule]:
         """The rules ``read_rule`` may return for ``facts`` (none left out for them)."""
-        left_out = self._left_out(facts, self._resolved(facts, resolved))
+        left_out = self._left_out(facts, self._resolved(facts.cwd, facts.trusted, facts.host, resolved))
         return [r for r in rules if left_out(r) is None]
 
     def stream_specs(self, facts: Facts, discovery: Discovery | None = None,
@@ -254,7 +254,7 @@ class Engine:
         condition besides the spec's own and the ``globs`` path gate satisfied (model,
         branch, tools). Never raises."""
         try:
-            resolved = self._resolved(facts, resolved)
+            resolved = self._resolved(facts.cwd, facts.trusted, facts.host, resolved)
             if discovery is None:
                 discovery = self.discover(facts.cwd, facts.trusted, facts.host, resolved)
             cwd = os.path.abspath(facts.cwd)
@@ -345,7 +345,7 @@ class Engine:
         """The ``why <path>`` report: what touching ``path`` would activate, and why."""
         try:
             with deadline(self.deadline_ms):
-                return self._explain(facts, path, self._resolved(facts, resolved))
+                return self._explain(facts, path, self._resolved(facts.cwd, facts.trusted, facts.host, resolved))
         except Exception as exc:
             return Explanation(path, (), (internal_error(facts.cwd, exc),))
 
@@ -379,14 +379,13 @@ class Engine:
         shown = touched[0] if touched else path
         return Explanation(shown, tuple(entries), discovery.errors)
 
-    def read_rule(
-        self, facts: Facts, name: object, rules: Sequence[Rule] | None = None, resolved: Resolved | None = None
-    ) -> Reading:
+    def read_rule(self, facts: Facts, name: object, rules: Sequence[Rule] | None = None,
+                  resolved: Resolved | None = None) -> Reading:
         """The ``read_rule`` tool for every host: the rule ``name`` reaches (its exact
         rules-relative path or ``rule://<id>``) among the rules the agent of ``facts`` may
         see, or the refusal. ``rules`` defaults to a fresh discovery. Never raises."""
         try:
-            resolved = self._resolved(facts, resolved)
+            resolved = self._resolved(facts.cwd, facts.trusted, facts.host, resolved)
             if rules is None:
                 rules = self.discover(facts.cwd, facts.trusted, facts.host, resolved).rules
             reachable = self.reachable(rules, facts, resolved)

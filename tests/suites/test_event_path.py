@@ -146,3 +146,19 @@ def test_a_command_reads_the_settings_once(project: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(sys, "stdout", sys.__stdout__)
     assert code == 0 and output
     assert counter.resolutions == 1
+
+
+def test_settings_read_for_another_folder_are_never_applied(tmp_path: Path) -> None:
+    rule = {".pi/rules/always.md": rule_text("Be kind to reviewers.", alwaysApply=True)}
+    make_rules(tmp_path / "a", {**rule, ".pi/rules.toml": 'disable = ["always"]\n'})
+    make_rules(tmp_path / "b", rule)
+    engine = Engine(env={"HOME": str(tmp_path / "home")})
+    read_in_a = engine.resolve(str(tmp_path / "a"))
+
+    def status(folder: str) -> tuple[str, tuple[str, ...]]:
+        outcome = engine.evaluate(Facts(cwd=str(tmp_path / folder)), resolved=read_in_a).outcomes[0]
+        return outcome.status, outcome.reasons
+
+    state, reasons = status("a")  # positive control: the value applies where it was read
+    assert state == "inactive" and "disabled in .pi/rules.toml" in reasons[0]
+    assert status("b")[0] == "active"
