@@ -22,6 +22,7 @@ from rules_core.lookup import find_by_id
 from rules_core.plugins.manager import PluginLoadError, list_plugins
 from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
+from rules_core.settings.apply import importer_selection
 from rules_core.settings.resolved import Resolved
 
 from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_options, version
@@ -340,11 +341,10 @@ def _preview(command: Command, kind: str) -> int:
 
 
 def _cmd_plugins(command: Command) -> int:
-    engine = command.engine
+    engine, resolved = command.engine, command.settings().for_host(None)
     infos = list_plugins(engine.pm)
     importers = engine.hooks.importers()
-    resolved = command.settings().for_host(None)
-    enabled, _ = resolved.importers(importers)
+    enabled, _ = importer_selection(resolved.settings, None, importers)  # from the value read, as before
     from rules_plugins.packs import registered_packs  # only this command shows pack folders
 
     packs = registered_packs(engine.pm.list_name_plugin())

@@ -150,6 +150,7 @@ class Server:
         resolved = None
         if kept is not None:
             kept[0].options.clear()  # the settings are the files' and environment's, not a last call's options
+            _as_fresh(kept[0])  # before reading the settings: their project bound is the git root
             resolved = kept[0].resolve(project, trusted, host)
         if kept is None or resolved is None or plugin_blocks(resolved.settings, host) != kept[1]:
             fresh, resolved = configured_engine(cwd, trusted, blocked, argv, env)
@@ -158,14 +159,17 @@ class Server:
             self.engines.pop(next(iter(self.engines)))  # the least recently used
         self.engines[key] = kept
         engine = kept[0]
-        # As a fresh process: the tree is checked anew, no earlier session's slow roots,
-        # and the git root asked again (a folder may have become its own repository).
-        engine.invalidate_scans()
-        engine.forget_overran()
-        engine.discovery.forget_git_roots()
-        getattr(engine.settings_cache._bound, "forget", lambda: None)()
         engine.options["plugins.block"] = tuple(blocked)
         return engine, resolved
+
+
+def _as_fresh(engine: Engine) -> None:
+    """As a fresh process: the tree is checked anew, no earlier session's slow roots, and
+    the git root asked again (a folder may have become its own repository)."""
+    engine.invalidate_scans()
+    engine.forget_overran()
+    engine.discovery.forget_git_roots()
+    getattr(engine.settings_cache._bound, "forget", lambda: None)()
 
 
 def _read(conn: socket.socket) -> tuple[dict[str, Any], bytes] | None:
