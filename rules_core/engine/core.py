@@ -17,7 +17,7 @@ from rules_core.discovery.aliases import native_copies
 from rules_core.discovery.cache import ScanCache, evict_oldest
 from rules_core.globs.compiled import MAX_GLOBS
 from rules_core.deadline import DeadlineExceeded, budget_ms, deadline, deadline_error, expired
-from rules_core.engine.discovery import Discoverer, internal_error, same_objects
+from rules_core.engine.discovery import Discoverer, internal_error, same_inputs
 from rules_core.plugins.hooks import Hooks
 from rules_core.lookup import RULE_URL, Reading, find_reference, normalize_touched, sharing_path, unknown_rule
 from rules_core.plugins.manager import make_plugin_manager
@@ -36,7 +36,8 @@ from rules_core.paths import is_as_written
 from rules_core.select import select
 from rules_core.engine.why import describe_condition, independent_reason
 from rules_core.settings.load import Settings, SettingsCache
-from rules_core.settings.apply import disabled_reason, import_chosen, project_and_user_importers, with_settings
+from rules_core.settings.apply import with_settings
+from rules_core.settings.resolved import Resolved
 from rules_core.stream.model import StreamSpec
 from rules_core.engine.verdicts import Judgement, combine_verdicts
 
@@ -90,31 +91,43 @@ class Engine:
         """The effective settings for ``cwd``; files are re-read when they change."""
         return self.settings_cache.settings(os.path.abspath(cwd), trusted, self.options)
 
-    def discover(self, cwd: str, trusted: bool = True, host: str | None = None) -> Discovery:
+    def resolve(self, cwd: str, trusted: bool = True, host: str | None = None) -> Resolved:
+        """The settings of one call, read once (at its entry; pass it to the calls below)."""
+        return Resolved(self.settings(cwd, trusted), host, os.path.abspath(cwd), trusted)
+
+    def _resolved(self, cwd: str, trusted: bool, host: str | None, given: Resolved | None) -> Resolved:
+        if given is None or not given.serves(os.path.abspath(cwd), trusted):  # none, or not this call's
+            return self.resolve(cwd, trusted, host)
+        return given.for_host(host)
+
+    def discover(self, cwd: str, trusted: bool = True, host: str | None = None,
+                 resolved: Resolved | None = None) -> Discovery:
         """Every rule and error the sources and schemas yield, ids and indexes assigned;
         ``host`` picks the ``[hosts.<name>]`` settings (the importers it enables)."""
         with deadline(self.deadline_ms):
-            settings = self.settings(cwd, trusted)
-            importers, users_own = project_and_user_importers(settings, host, self.hooks.importers())
+            resolved = self._resolved(cwd, trusted, host, resolved)
+            importers, users_own = resolved.importers(self.hooks.importers())
             found = self.discovery.discover(cwd, trusted, importers, users_own)
-            return with_settings(found, settings, host, self.pm, self.hooks.hosts(), os.path.abspath(cwd))
+            return with_settings(found, resolved.settings, host, self.pm, self.hooks.hosts(), os.path.abspath(cwd),
+                                 resolved.lint_ignore)
 
     # -- evaluation ------------------------------------------------------------------
 
-    def evaluate(self, facts: Facts, discovery: Discovery | None = None) -> Evaluation:
-        """Run one evaluation for ``facts`` within the engine's deadline. Never raises."""
+    def evaluate(self, facts: Facts, discovery: Discovery | None = None,
+                 resolved: Resolved | None = None) -> Evaluation:
+        """Run one evaluation for ``facts`` (settings: ``resolved``) within the deadline. Never raises."""
         try:
             with deadline(self.deadline_ms):
-                return self._evaluate(facts, discovery)
+                return self._evaluate(facts, discovery, self._resolved(facts.cwd, facts.trusted, facts.host, resolved))
         except Exception as exc:
             return Evaluation(facts, (), (internal_error(facts.cwd, exc),), (), (), "", 0, 0)
 
-    def _evaluate(self, facts: Facts, discovery: Discovery | None) -> Evaluation:
+    def _evaluate(self, facts: Facts, discovery: Discovery | None, resolved: Resolved) -> Evaluation:
         cwd = os.path.abspath(facts.cwd)
         if discovery is None:
-            discovery = self.discover(cwd, facts.trusted, facts.host)
+            discovery = self.discover(cwd, facts.trusted, facts.host, resolved)
         errors = list(discovery.errors)
-        excluded = self._exclusions(discovery.rules, facts)
+        excluded = self._exclusions(discovery.rules, facts, resolved)
         # Stream rules fire on the model's output, never through the section.
         streams = {r.id: s.summary for r in discovery.rules if (s := self.hooks.stream_spec(r)) is not None}
         excluded_or_stream = {**streams, **excluded}  # a scope exclusion's reason wins
@@ -125,7 +138,7 @@ class Engine:
         existing = self._exists_pool(cwd, git_root, live, errors) if facts.trusted else {}
         # Evaluation is a pure function of these inputs: nothing changed, nothing to redo.
         inputs = (facts, discovery.rules, tuple(errors), existing, excluded)  # excluded: `disable` edits
-        if self._last is not None and _same_inputs(self._last[0], inputs):
+        if self._last is not None and same_inputs(self._last[0], inputs):
             return self._last[1]
         evaluation = self._evaluate_inputs(
             facts, cwd, discovery, errors, live, excluded_or_stream, touched, existing
@@ -207,20 +220,19 @@ class Engine:
             budget_used=selection.budget_used, warnings=discovery.warnings, pools=selection.pools,
         )
 
-    def _exclusions(self, rules: Sequence[Rule], facts: Facts) -> dict[str, str]:
+    def _exclusions(self, rules: Sequence[Rule], facts: Facts, resolved: Resolved) -> dict[str, str]:
         """Rules left out of this evaluation, with the reason."""
-        left_out = self._left_out(facts, rules)
+        left_out = self._left_out(facts, rules, resolved)
         return {r.id: why for r in rules if r.id not in facts.mutes and (why := left_out(r)) is not None}
 
-    def _left_out(self, facts: Facts, rules: Sequence[Rule]) -> Callable[[Rule], str | None]:
+    def _left_out(self, facts: Facts, rules: Sequence[Rule], resolved: Resolved) -> Callable[[Rule], str | None]:
         """Why a rule of ``rules`` is not for ``facts``: a settings file disables it, a scope
         plugin excludes it (``pi_rules_exclude``), or the host's agent reads its file — or a
         byte-identical copy of it (rules_core.discovery.aliases) — itself, unless the ``import``
         setting (``PI_RULES_IMPORT``, a file, ``--import``) chose."""
-        settings = self.settings(facts.cwd, facts.trusted)  # once per call, not per rule
-        disabled = disabled_reason(settings, facts.host)
+        disabled = resolved.disabled
         native: dict[str, str] = {}
-        if facts.host is not None and not import_chosen(settings, facts.host):
+        if facts.host is not None and not resolved.import_chosen:
             native = {r.id: why for r in rules if (why := self.hooks.host_reads(r, facts)) is not None}
             native.update(native_copies(rules, native, facts.host, facts.cwd))
 
@@ -229,22 +241,24 @@ class Engine:
 
         return reason
 
-    def reachable(self, rules: Sequence[Rule], facts: Facts) -> list[Rule]:
+    def reachable(self, rules: Sequence[Rule], facts: Facts, resolved: Resolved | None = None) -> list[Rule]:
         """The rules ``read_rule`` may return for ``facts`` (none left out for them)."""
-        left_out = self._left_out(facts, rules)
+        left_out = self._left_out(facts, rules, self._resolved(facts.cwd, facts.trusted, facts.host, resolved))
         return [r for r in rules if left_out(r) is None]
 
-    def stream_specs(self, facts: Facts, discovery: Discovery | None = None) -> tuple[StreamSpec, ...]:
+    def stream_specs(self, facts: Facts, discovery: Discovery | None = None,
+                     resolved: Resolved | None = None) -> tuple[StreamSpec, ...]:
         """The stream rules armed for ``facts``: not muted, not scoped out, and every
         condition besides the spec's own and the ``globs`` path gate satisfied (model,
         branch, tools). Never raises."""
         try:
+            resolved = self._resolved(facts.cwd, facts.trusted, facts.host, resolved)
             if discovery is None:
-                discovery = self.discover(facts.cwd, facts.trusted, facts.host)
+                discovery = self.discover(facts.cwd, facts.trusted, facts.host, resolved)
             cwd = os.path.abspath(facts.cwd)
             context = MatchContext(facts=facts, touched=(), existing={}, intents=(), cwd=cwd)
             armed = []
-            left_out = self._left_out(facts, discovery.rules)
+            left_out = self._left_out(facts, discovery.rules, resolved)
             for rule in discovery.rules:
                 spec = self.hooks.stream_spec(rule)
                 if spec is None or rule.id in facts.mutes or left_out(rule) is not None:
@@ -325,22 +339,22 @@ class Engine:
 
     # -- read-only views -------------------------------------------------------------
 
-    def explain(self, facts: Facts, path: str) -> Explanation:
+    def explain(self, facts: Facts, path: str, resolved: Resolved | None = None) -> Explanation:
         """The ``why <path>`` report: what touching ``path`` would activate, and why."""
         try:
             with deadline(self.deadline_ms):
-                return self._explain(facts, path)
+                return self._explain(facts, path, self._resolved(facts.cwd, facts.trusted, facts.host, resolved))
         except Exception as exc:
             return Explanation(path, (), (internal_error(facts.cwd, exc),))
 
-    def _explain(self, facts: Facts, path: str) -> Explanation:
+    def _explain(self, facts: Facts, path: str, resolved: Resolved) -> Explanation:
         cwd = os.path.abspath(facts.cwd)
-        discovery = self.discover(cwd, facts.trusted, facts.host)
+        discovery = self.discover(cwd, facts.trusted, facts.host, resolved)
         touched = normalize_touched((path,), cwd)
         probe = dataclasses.replace(facts, touched=touched, prompt="")
         context = MatchContext(facts=probe, touched=touched, existing={}, intents=(), cwd=cwd)
         entries = []
-        left_out = self._left_out(facts, discovery.rules)
+        left_out = self._left_out(facts, discovery.rules, resolved)
         for rule in discovery.rules:
             caveats = tuple(describe_condition(rule, c) for c in rule.declared_conditions if c != PATH_CONDITION)
             if rule.id in facts.mutes:
@@ -363,14 +377,16 @@ class Engine:
         shown = touched[0] if touched else path
         return Explanation(shown, tuple(entries), discovery.errors)
 
-    def read_rule(self, facts: Facts, name: object, rules: Sequence[Rule] | None = None) -> Reading:
+    def read_rule(self, facts: Facts, name: object, rules: Sequence[Rule] | None = None,
+                  resolved: Resolved | None = None) -> Reading:
         """The ``read_rule`` tool for every host: the rule ``name`` reaches (its exact
         rules-relative path or ``rule://<id>``) among the rules the agent of ``facts`` may
         see, or the refusal. ``rules`` defaults to a fresh discovery. Never raises."""
         try:
+            resolved = self._resolved(facts.cwd, facts.trusted, facts.host, resolved)
             if rules is None:
-                rules = self.discover(facts.cwd, facts.trusted, facts.host).rules
-            reachable = self.reachable(rules, facts)
+                rules = self.discover(facts.cwd, facts.trusted, facts.host, resolved).rules
+            reachable = self.reachable(rules, facts, resolved)
             found = find_reference(reachable, name)
             if found is not None:
                 by_path = not (isinstance(name, str) and name.startswith(RULE_URL))
@@ -378,19 +394,3 @@ class Engine:
             return Reading(None, unknown_rule(reachable, name if isinstance(name, str) else ""))
         except Exception as exc:
             return Reading(None, f"Unknown rule: {internal_error(facts.cwd, exc).message}")
-
-
-# -- pure helpers --------------------------------------------------------------------
-
-
-def _same_inputs(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
-    old_facts, old_rules, old_errors, old_existing, old_excluded = old
-    new_facts, new_rules, new_errors, new_existing, new_excluded = new
-    return (
-        old_facts == new_facts
-        and old_excluded == new_excluded
-        and same_objects(old_rules, new_rules)  # type: ignore[arg-type]
-        and old_errors == new_errors
-        and old_existing.keys() == new_existing.keys()  # type: ignore[attr-defined]
-        and all(old_existing[k] is v for k, v in new_existing.items())  # type: ignore[index, attr-defined]
-    )

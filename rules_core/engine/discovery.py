@@ -247,6 +247,21 @@ def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
+def same_inputs(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
+    """Whether an evaluation's inputs (facts, rules, errors, exists pool, exclusions) are
+    the last one's: the engine then returns the last evaluation as it was."""
+    old_facts, old_rules, old_errors, old_existing, old_excluded = old
+    new_facts, new_rules, new_errors, new_existing, new_excluded = new
+    return (
+        old_facts == new_facts
+        and old_excluded == new_excluded
+        and same_objects(old_rules, new_rules)  # type: ignore[arg-type]
+        and old_errors == new_errors
+        and old_existing.keys() == new_existing.keys()  # type: ignore[attr-defined]
+        and all(old_existing[k] is v for k, v in new_existing.items())  # type: ignore[index, attr-defined]
+    )
+
+
 def _assign_ids(rules: Sequence[Rule]) -> tuple[Rule, ...]:
     """Ids (the stem, ``-2``, ``-3`` … on a clash) and references. Suffixes are counted per
     stem, so 20,000 files named ``x.md`` cost one pass, not a search from ``x-2`` each."""

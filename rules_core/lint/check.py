@@ -24,6 +24,7 @@ from rules_core.lint_context import LintContext, Scan
 from rules_core.model import Discovery, Facts, Rule, RuleWarning
 from rules_core.discovery.reading import read_rule_text
 from rules_core.settings.load import filter_warnings
+from rules_core.settings.resolved import Resolved
 
 if TYPE_CHECKING:  # the engine imports nothing from here; keep it that way
     from rules_core.engine.core import Engine
@@ -39,6 +40,7 @@ def lint(
     trusted: bool = True,
     max_tokens: int = 2000,
     ignore: Iterable[str] = (),
+    resolved: Resolved | None = None,
 ) -> tuple[RuleWarning, ...]:
     """Every warning ``check`` shows for ``discovery``: its own, then the lint plugins'
     (sorted by path, code and message, so plugin order never shows), minus the ``ignore``d
@@ -46,7 +48,8 @@ def lint(
     ignored = frozenset(ignore)
     try:
         with deadline(engine.deadline_ms):
-            context = lint_context(engine, discovery, cwd=cwd, trusted=trusted, max_tokens=max_tokens)
+            context = lint_context(engine, discovery, cwd=cwd, trusted=trusted, max_tokens=max_tokens,
+                                   resolved=resolved)
             found = engine.hooks.lint(discovery, context)
     except DeadlineExceeded:
         found = [RuleWarning("lint-failed", cwd, f"the lint checks ran out of time ({DEADLINE_ENV}); "
@@ -58,7 +61,9 @@ def lint(
     return filter_warnings((*discovery.warnings, *unique), ignored, cwd)
 
 
-def lint_context(engine: Engine, discovery: Discovery, *, cwd: str, trusted: bool, max_tokens: int) -> LintContext:
+def lint_context(engine: Engine, discovery: Discovery, *, cwd: str, trusted: bool, max_tokens: int,
+                 resolved: Resolved | None = None) -> LintContext:
+    """What lint plugins may know; ``resolved``: the call's settings (else read once here)."""
     cwd = os.path.abspath(cwd)
     git_root = engine.discovery.git_root(cwd) if trusted else None
     # The session's first turn: nothing touched, no model, no branch, the main agent. What
@@ -66,7 +71,7 @@ def lint_context(engine: Engine, discovery: Discovery, *, cwd: str, trusted: boo
     facts = Facts(cwd=cwd, trusted=trusted, max_tokens=max_tokens, branch=None)
     hooks = engine.hooks
     always_on = tuple(
-        rule for rule in engine.reachable(discovery.rules, facts)
+        rule for rule in engine.reachable(discovery.rules, facts, resolved)
         if rule.load == "pinned" and rule.unconditional and rule.inactive_reason is None
         and hooks.stream_spec(rule) is None
     )

@@ -1,5 +1,5 @@
-"""Settings: loading the files, parsing their values, and applying them to a discovery
-(plugin blocks, importer selection, warning filters).
+"""Settings: loading the files, parsing their values, applying them to a discovery
+(plugin blocks, importer selection, warning filters), and the one value a call reads.
 
 Modules and their public names:
 
@@ -8,6 +8,7 @@ Modules and their public names:
 - ``load``: PROJECT_FILE, MAX_SETTINGS_BYTES, MAX_CACHED_FILES, Value, FileState, Settings,
   filter_warnings, env_value, env_items, import_value, user_settings_path, SettingsCache,
   read_settings_text
+- ``resolved``: Resolved
 - ``parse``: PLUGIN, SCALAR_KEYS, LIST_KEYS, KEYS, OVERFLOWS, TRUST_MODES, SettingsFile,
   parse_settings, key_lines, hint
 """

@@ -170,13 +170,14 @@ def host_warnings(settings: Settings, hosts: Iterable[str]) -> tuple[RuleWarning
 
 
 def with_settings(discovery: Discovery, settings: Settings, host: str | None, pm: pluggy.PluginManager,
-                  hosts: Iterable[str], cwd: str = "") -> Discovery:
+                  hosts: Iterable[str], cwd: str = "", ignore: frozenset[str] | None = None) -> Discovery:
     """``discovery`` with the settings' own errors first and its warnings filtered by
-    ``[lint] ignore``. Never raises: a fault here is one error, the rules untouched."""
+    ``[lint] ignore`` (``ignore``: the call's, already resolved). Never raises: a fault
+    here is one error, the rules untouched."""
     try:
         errors = (*settings.errors, *required_errors(settings, host, pm), *discovery.errors)
         warnings = filter_warnings((*host_warnings(settings, hosts), *discovery.warnings),
-                                   settings.lint_ignore_for(host), cwd)
+                                   settings.lint_ignore_for(host) if ignore is None else ignore, cwd)
     except Exception as exc:  # a bug of ours must not cost the rules
         why = f"pi-rules internal error applying the settings ({type(exc).__name__}: {exc}) — please report this"
         fault = RuleError("source-unreadable", "settings", why, PLUGIN)

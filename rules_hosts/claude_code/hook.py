@@ -20,6 +20,7 @@ from typing import Any, Mapping, TextIO
 from rules_core.engine.core import Engine
 from rules_core.lookup import normalize_touched
 from rules_core.safe import safe_line
+from rules_core.settings.resolved import Resolved
 
 from rules_hosts.cli.config import configured_engine
 from rules_hosts.session.deliver_once import prompt_update
@@ -32,24 +33,26 @@ from .state import Journal as _Journal, State as _State, load as _load, lock_pat
 from .state import section_record, session_lock
 from .tools import HOST, SESSION_TOOLS
 
+_Given = tuple[Engine | None, Resolved | None]  # the caller's engine and the settings it read, if any
 MAX_PAYLOAD = 16 * 1024 * 1024  # Read results can be large; beyond this it is hostile
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
-def run_cli(engine: Engine, args: Any, cwd: str) -> int:
-    """The CLI entry for one hook payload from stdin (plugin.py sends the setup to install.py)."""
+def run_cli(engine: Engine, args: Any, cwd: str, resolved: Resolved | None = None) -> int:
+    """The CLI entry for one hook payload from stdin (plugin.py sends the setup to install.py);
+    ``resolved``: the settings the CLI read at the call's entry."""
     trusted = not getattr(args, "untrusted", False)
-    return main(sys.stdin, sys.stdout, sys.stderr, engine=engine, cwd=cwd, trusted=trusted)
+    return main(sys.stdin, sys.stdout, sys.stderr, engine=engine, cwd=cwd, trusted=trusted, resolved=resolved)
 
 
 def main(
     stdin: TextIO, stdout: TextIO, stderr: TextIO, *, engine: Engine | None = None,
-    cwd: str = ".", trusted: bool = True, env: Mapping[str, str] | None = None,
+    cwd: str = ".", trusted: bool = True, env: Mapping[str, str] | None = None, resolved: Resolved | None = None,
 ) -> int:
     """Handle one payload. Always 0: a broken hook must never block the agent."""
     try:
         env = dict(os.environ if env is None else env)
-        output = _handle(stdin, stderr, engine, cwd, trusted, env)
+        output = _handle(stdin, stderr, (engine, resolved), cwd, trusted, env)
         if output is not None:
             stdout.write(json.dumps(output) + "\n")
     except HookError as exc:
@@ -67,7 +70,7 @@ def _warn(stderr: TextIO, message: str) -> None:
 
 
 def _handle(
-    stdin: TextIO, stderr: TextIO, engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str]
+    stdin: TextIO, stderr: TextIO, engine: _Given, cwd: str, trusted: bool, env: dict[str, str]
 ) -> dict[str, Any] | None:
     payload = _read_payload(stdin)
     event = payload.get("hook_event_name")
@@ -90,7 +93,7 @@ SCAN_OFF_TYPE = "pi-rules/scan-overran"  # exists-scan roots cut at the deadline
 
 
 def _decide(
-    payload: dict[str, Any], path: str, cwd: str, stderr: TextIO, engine: Engine | None, trusted: bool,
+    payload: dict[str, Any], path: str, cwd: str, stderr: TextIO, engine: _Given, trusted: bool,
     env: dict[str, str], locked: bool,
 ) -> dict[str, Any] | None:
     event = payload.get("hook_event_name")
@@ -292,13 +295,16 @@ def _output(event: str, text: str) -> dict[str, Any]:
 
 
 def _session(
-    engine: Engine | None, cwd: str, trusted: bool, env: dict[str, str], state: _State, agent_id: str | None,
+    given: _Given, cwd: str, trusted: bool, env: dict[str, str], state: _State, agent_id: str | None,
     agent: str,
 ) -> Session:
+    engine, resolved = given
     if engine is None:  # an embedding caller's: the settings' [plugins] block still applies
-        engine = configured_engine(cwd, trusted, (), ("hook", HOST), env)
+        engine, resolved = configured_engine(cwd, trusted, (), ("hook", HOST), env)
     # The session's host leaves out what Claude Code reads itself (claude_code.native).
     session = Session(engine, cwd, trusted=trusted, host=HOST, env=env, agent=agent)
+    if resolved is not None:  # one process, one event: the settings read at its entry serve it all
+        session.use_settings(resolved)
     session.session_start("startup", state.entries)  # rebuild the touched set
     # A sub-agent never saw the main conversation's section: only its own deliveries count.
     session.restore(state.section if agent_id is None else "", state.delivered_to(agent_id))

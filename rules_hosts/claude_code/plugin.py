@@ -80,4 +80,4 @@ def _run(command: Any) -> int:
             return code
     from .hook import run_cli  # the adapter loads the session runtime: only when run
 
-    return run_cli(command.engine, args, command.cwd)
+    return run_cli(command.engine, args, command.cwd, command.resolved)

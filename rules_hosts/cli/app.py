@@ -23,9 +23,17 @@ from rules_core.plugins.manager import PluginLoadError, list_plugins
 from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
 from rules_core.settings.apply import importer_selection
+from rules_core.settings.resolved import Resolved
 
 from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_options, version
-from rules_hosts.cli.config import add_budget_options, add_config_command, command_options, configured_engine
+from rules_hosts.cli.config import (
+    add_agent_option,
+    add_config_command,
+    add_fact_options,
+    add_host_option,
+    command_options,
+    configured_engine,
+)
 from rules_hosts.session.facts import LIVE, host_facts, shell_paths
 from rules_hosts.cli.init import run_init
 from rules_hosts.shapes import (
@@ -39,8 +47,8 @@ from rules_hosts.shapes import (
 )
 from rules_hosts.previews.plugin import PREVIEWS
 
-# configured_engine's signature: (cwd, trusted, blocked plugins, argv, environment).
-EngineFactory = Callable[[str, bool, Sequence[str], Sequence[str], Mapping[str, str]], Engine]
+# configured_engine's: (cwd, trusted, blocked plugins, argv, environment) → the engine, the call's settings.
+EngineFactory = Callable[[str, bool, Sequence[str], Sequence[str], Mapping[str, str]], tuple[Engine, Resolved]]
 
 CHECK_FORMATS = ("text", "json")  # the command's own; plugins add more
 
@@ -52,6 +60,14 @@ class Command:
     engine: Engine
     args: argparse.Namespace
     cwd: str
+    resolved: Resolved | None = None  # the call's settings, read once at its entry (``_main``)
+
+    def settings(self) -> Resolved:
+        """The call's settings for the parsed ``--host`` (the files are not read again)."""
+        trusted, given = not getattr(self.args, "untrusted", False), self.resolved
+        if given is None or not given.serves(self.cwd, trusted):
+            given = self.engine.resolve(self.cwd, trusted)
+        return given.for_host(getattr(self.args, "host", None))
 
     def print_json(self, value: Any) -> None:
         sys.stdout.write(safe_json(value) + "\n")
@@ -69,7 +85,7 @@ class Command:
         return host_facts(
             self.cwd, env=self.engine.env, trusted=not args.untrusted, touched=args.touched,
             prompt=args.prompt, model=args.model, branch=branch, tools=args.tool, mutes=args.mute,
-            agent=args.agent, host=args.host, settings=self.engine.settings(self.cwd, not args.untrusted),
+            agent=args.agent, host=args.host, settings=self.settings(),
             shell_touched=shell_paths(self.engine.hooks, args.host, getattr(args, "shell", ())),
         )
 
@@ -132,7 +148,7 @@ def _main(argv: Sequence[str], make_engine: EngineFactory) -> int:
         blocked.append(value[3:])
     untrusted, trust = _trust(known)
     try:  # the settings files' [plugins] block applies here too, before any plugin loads
-        engine = make_engine(known.cwd, not untrusted, blocked, argv, os.environ)
+        engine, resolved = make_engine(known.cwd, not untrusted, blocked, argv, os.environ)
     except PluginLoadError as exc:
         print(f"pi-rules: {safe_line(str(exc))}", file=sys.stderr)
         return 2
@@ -153,7 +169,7 @@ def _main(argv: Sequence[str], make_engine: EngineFactory) -> int:
         print(f"pi-rules: --cwd {safe_line(args.cwd)} is not a directory", file=sys.stderr)
         return 2
     try:
-        return args.run(Command(engine, args, cwd))
+        return args.run(Command(engine, args, cwd, resolved.with_options(engine.options)))
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback for a user; say what to report
@@ -192,12 +208,12 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
     show.add_argument("id", metavar="ID")
     read = registry.command("read", "what the read_rule tool returns for REL", _cmd_read)
     read.add_argument("name", metavar="REL")
-    _add_agent(read)
+    add_agent_option(read)
     hosts = tuple(engine.hooks.hosts())
-    _add_host(read, hosts)
-    _add_facts(registry.command("render", "the system-prompt section", _cmd_render), hosts)
-    _add_facts(registry.command("report", "the /rules report", _cmd_report), hosts)
-    _add_facts(explain, hosts)
+    add_host_option(read, hosts)
+    add_fact_options(registry.command("render", "the system-prompt section", _cmd_render), hosts)
+    add_fact_options(registry.command("report", "the /rules report", _cmd_report), hosts)
+    add_fact_options(explain, hosts)
     registry.command("plugins", "registered plugins and the hooks they implement", _cmd_plugins)
     registry.command("init", "create .pi/rules/ with an example rule and a commented .pi/rules.toml", run_init)
     add_config_command(registry, hosts)
@@ -211,41 +227,8 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_host(parser: argparse.ArgumentParser, hosts: tuple[str, ...]) -> None:
-    parser.add_argument(
-        "--host", default=None, choices=hosts or None, metavar="NAME",
-        help=f"evaluate as this host would, leaving out the files its agent reads itself; for an agent "
-             f"pi-rules does not drive, preview what it loads by itself ({', '.join(hosts)})",
-    )
-
-
-def _add_facts(parser: argparse.ArgumentParser, hosts: tuple[str, ...] = ()) -> None:
-    parser.add_argument("--touched", action="append", default=[], metavar="PATH")
-    parser.add_argument(
-        "--shell", action="append", default=[], metavar="COMMAND",
-        help="a shell command the agent ran: the paths it touches count as touched (docs/shell.md)",
-    )
-    parser.add_argument("--prompt", default="", metavar="TEXT")
-    parser.add_argument("--model", default=None, metavar="ID")
-    branch = parser.add_mutually_exclusive_group()
-    branch.add_argument("--branch", default=None, metavar="NAME")
-    branch.add_argument("--no-branch", action="store_true", help="no git branch")
-    parser.add_argument("--tool", action="append", default=[], metavar="NAME")
-    parser.add_argument("--mute", action="append", default=[], metavar="ID")
-    add_budget_options(parser)
-    _add_agent(parser)
-    _add_host(parser, hosts)
-
-
-def _add_agent(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--agent", default="main", metavar="NAME",
-        help="the agent asking: main (default), sub, or a sub-agent's name",
-    )
-
-
 def _cmd_list(command: Command) -> int:
-    discovery = command.engine.discover(command.cwd, not command.args.untrusted)
+    discovery = command.engine.discover(command.cwd, not command.args.untrusted, resolved=command.settings())
     if command.args.json:
         command.print_json({"rules": [rule_json(r) for r in discovery.rules], "errors": errors_json(discovery.errors)})
     else:
@@ -255,11 +238,11 @@ def _cmd_list(command: Command) -> int:
 
 def _cmd_check(command: Command) -> int:
     trusted = not command.args.untrusted
-    discovery = command.engine.discover(command.cwd, trusted)
+    settings = command.settings().for_host(None)
+    discovery = command.engine.discover(command.cwd, trusted, resolved=settings)
     # The linters' warnings join discovery's own; the codes [lint] ignore lists are dropped.
-    settings = command.engine.settings(command.cwd, trusted)
     warnings = lint(command.engine, discovery, cwd=command.cwd, trusted=trusted,
-                    max_tokens=settings.value("max_tokens").value, ignore=settings.lint_ignore)
+                    max_tokens=settings.max_tokens, ignore=settings.lint_ignore, resolved=settings)
     discovery = with_warnings(discovery, warnings)
     name = command.args.format or ("json" if command.args.json else "text")
     if name == "json":
@@ -273,7 +256,7 @@ def _cmd_check(command: Command) -> int:
 
 
 def _cmd_explain(command: Command) -> int:
-    explanation = command.engine.explain(command.facts(), command.args.path)
+    explanation = command.engine.explain(command.facts(), command.args.path, command.settings())
     if command.args.json:
         command.print_json(explanation_json(explanation))
     else:
@@ -282,7 +265,8 @@ def _cmd_explain(command: Command) -> int:
 
 
 def _cmd_show(command: Command) -> int:
-    rule = find_by_id(command.engine.discover(command.cwd, not command.args.untrusted).rules, command.args.id)
+    rule = find_by_id(command.engine.discover(command.cwd, not command.args.untrusted,
+                                              resolved=command.settings()).rules, command.args.id)
     if rule is None:
         return _unknown(command, f"Unknown rule: {safe_line(command.args.id)}")
     if command.args.json:
@@ -295,7 +279,7 @@ def _cmd_show(command: Command) -> int:
 def _cmd_read(command: Command) -> int:
     facts = Facts(cwd=command.cwd, trusted=not command.args.untrusted, agent=command.args.agent,
                   host=command.args.host)
-    reading = command.engine.read_rule(facts, command.args.name)
+    reading = command.engine.read_rule(facts, command.args.name, resolved=command.settings())
     if reading.rule is None:
         return _unknown(command, reading.refusal or "")
     if command.args.json:
@@ -311,7 +295,7 @@ def _cmd_read(command: Command) -> int:
 def _cmd_render(command: Command) -> int:
     if command.args.host in PREVIEWS:  # an agent pi-rules does not drive: what it loads by itself
         return _preview(command, "render")
-    evaluation = command.engine.evaluate(command.facts())
+    evaluation = command.engine.evaluate(command.facts(), resolved=command.settings())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
@@ -322,7 +306,7 @@ def _cmd_render(command: Command) -> int:
 def _cmd_report(command: Command) -> int:
     if command.args.host in PREVIEWS:
         return _preview(command, "report")
-    evaluation = command.engine.evaluate(command.facts())
+    evaluation = command.engine.evaluate(command.facts(), resolved=command.settings())
     catalogue = catalogue_json(evaluation, command.engine.hooks)
     if command.args.json:
         command.print_json({**evaluation_json(evaluation), "shellTouched": list(evaluation.facts.shell_touched),
@@ -339,11 +323,10 @@ def _preview(command: Command, kind: str) -> int:
 
 
 def _cmd_plugins(command: Command) -> int:
-    engine = command.engine
+    engine, resolved = command.engine, command.settings().for_host(None)
     infos = list_plugins(engine.pm)
     importers = engine.hooks.importers()
-    settings = engine.settings(command.cwd, not command.args.untrusted)
-    enabled, _ = importer_selection(settings, None, importers)
+    enabled, _ = importer_selection(resolved.settings, None, importers)  # from the value read, as before
     from rules_plugins.packs import registered_packs  # only this command shows pack folders
 
     packs = registered_packs(engine.pm.list_name_plugin())
@@ -365,7 +348,7 @@ def _cmd_plugins(command: Command) -> int:
         hooks = ", ".join(info.hooks)
         print(f"{safe_line(info.name).ljust(width)}  {safe_line(info.origin).ljust(origin_width)}  {hooks}")
     if importers:
-        chosen = settings.value("import")
+        chosen = resolved.settings.value("import")
         print(f"\nimporters (import: {safe_line(str(chosen.value))} from {safe_line(chosen.origin)}):")
         name_width = max(len(i.name) for i in importers)
         for importer in importers:

@@ -17,6 +17,7 @@ from rules_core.engine.core import Engine
 from rules_core.plugins.manager import make_plugin_manager
 from rules_core.safe import safe_line
 from rules_core.settings.load import KEYS, LIST_KEYS, OVERFLOWS, Settings, SettingsCache, Value, import_value
+from rules_core.settings.resolved import Resolved
 from rules_core.settings.apply import (
     host_warnings,
     importer_selection,
@@ -32,18 +33,20 @@ IMPORT_DEST = "import_names"  # ``--import`` (rules_hosts.cli.options); ``import
 
 def configured_engine(
     cwd: str, trusted: bool, blocked: Sequence[str], argv: Sequence[str], env: Mapping[str, str]
-) -> Engine:
-    """The CLI's engine: the plugin manager is made with ``blocked`` (``-p no:NAME``) and
-    the settings files' ``[plugins] block`` (the host's table too when ``argv`` names a
-    host), and the engine keeps the settings cache, so the files are read once.
+) -> tuple[Engine, Resolved]:
+    """The CLI's engine and the call's settings: the plugin manager is made with
+    ``blocked`` (``-p no:NAME``) and the settings files' ``[plugins] block`` (the host's
+    table too when ``argv`` names a host); the files are read once, here, and the
+    ``Resolved`` value is what the command reads from then on (docs/configuration.md).
     Raises ``PluginLoadError`` as ``make_plugin_manager`` does."""
     home = env.get("HOME") or None
     cache = SettingsCache(env, home, project_bound(home))
-    settings = cache.settings(os.path.abspath(cwd), trusted)
-    pm = make_plugin_manager([*blocked, *plugin_blocks(settings, host_named(argv))], env=env)
+    project, host = os.path.abspath(cwd), host_named(argv)
+    resolved = Resolved(cache.settings(project, trusted), host, project, trusted)
+    pm = make_plugin_manager([*blocked, *plugin_blocks(resolved.settings, host)], env=env)
     engine = Engine(pm, env=env, settings=cache)
     engine.options["plugins.block"] = tuple(blocked)
-    return engine
+    return engine, resolved
 
 
 def host_named(argv: Sequence[str]) -> str | None:
@@ -104,7 +107,7 @@ def run_config(command: Any) -> int:  # a rules_hosts.cli.Command (not imported:
     """Every key's effective value with its origin; the files and what was wrong with them.
     Exit 0, as ``list`` (``check`` is the command that fails on errors)."""
     engine, args = command.engine, command.args
-    settings = engine.settings(command.cwd, not args.untrusted)
+    settings = command.settings().settings
     host = args.host
     _, import_errors = importer_selection(settings, host, engine.hooks.importers())
     errors = (*settings.errors, *import_errors, *required_errors(settings, host, engine.pm))
@@ -175,3 +178,36 @@ def _value_json(settings: Settings, key: str, host: str | None) -> dict[str, Any
 def _json_value(value: Value) -> dict[str, Any]:
     return {"value": list(value.value) if isinstance(value.value, tuple) else value.value,
             "level": value.level, "source": value.source or None, "table": value.table or None}
+
+
+def add_host_option(parser: argparse.ArgumentParser, hosts: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--host", default=None, choices=hosts or None, metavar="NAME",
+        help=f"evaluate as this host would, leaving out the files its agent reads itself; for an agent "
+             f"pi-rules does not drive, preview what it loads by itself ({', '.join(hosts)})",
+    )
+
+
+def add_fact_options(parser: argparse.ArgumentParser, hosts: tuple[str, ...] = ()) -> None:
+    parser.add_argument("--touched", action="append", default=[], metavar="PATH")
+    parser.add_argument(
+        "--shell", action="append", default=[], metavar="COMMAND",
+        help="a shell command the agent ran: the paths it touches count as touched (docs/shell.md)",
+    )
+    parser.add_argument("--prompt", default="", metavar="TEXT")
+    parser.add_argument("--model", default=None, metavar="ID")
+    branch = parser.add_mutually_exclusive_group()
+    branch.add_argument("--branch", default=None, metavar="NAME")
+    branch.add_argument("--no-branch", action="store_true", help="no git branch")
+    parser.add_argument("--tool", action="append", default=[], metavar="NAME")
+    parser.add_argument("--mute", action="append", default=[], metavar="ID")
+    add_budget_options(parser)
+    add_agent_option(parser)
+    add_host_option(parser, hosts)
+
+
+def add_agent_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent", default="main", metavar="NAME",
+        help="the agent asking: main (default), sub, or a sub-agent's name",
+    )

@@ -23,8 +23,8 @@ def run_export(command: Any) -> int:
         print("pi-rules export: the project is not trusted, so its rules are not read and there is nothing to "
               "export; run it without --untrusted", file=sys.stderr)
         return USAGE
-    settings = engine.settings(cwd, not args.untrusted)
-    targets, problem = _targets(args.to, settings.items("export.to"))
+    resolved = command.settings()  # the call's settings, read once at its entry
+    targets, problem = _targets(args.to, resolved.settings.items("export.to"))
     if problem:
         print(f"pi-rules export: {problem}", file=sys.stderr)
         return USAGE
@@ -33,7 +33,7 @@ def run_export(command: Any) -> int:
         print(f"pi-rules export: --from {safe_line(args.source)}: no such importer; choose one of "
               f"{', '.join(sorted(importers))}", file=sys.stderr)
         return USAGE
-    discovery = engine.discover(cwd, True)
+    discovery = engine.discover(cwd, True, resolved=resolved)
     plugins = (args.source,) if args.source is not None else NATIVE
     rules = [rule for rule in discovery.rules if rule.file.plugin in plugins and rule.source == "project"]
     for error in discovery.errors:

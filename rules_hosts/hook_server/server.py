@@ -30,6 +30,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from rules_core.engine.core import Engine
 from rules_core.plugins.entry_points import installed_signature
 from rules_core.settings.apply import plugin_blocks
+from rules_core.settings.resolved import Resolved
 
 from rules_hosts.cli import app as cli_app
 from rules_hosts.cli.config import configured_engine, host_named
@@ -139,33 +140,36 @@ class Server:
 
     def _engine(
         self, cwd: str, trusted: bool, blocked: Sequence[str], argv: Sequence[str], env: Mapping[str, str]
-    ) -> Engine:
-        """``configured_engine``'s engine, kept while the settings' plugin blocks hold."""
+    ) -> tuple[Engine, Resolved]:
+        """``configured_engine``'s engine, kept while the settings' plugin blocks hold, and
+        the call's settings (read once: the same value decides whether the engine is kept)."""
         project, host = os.path.abspath(cwd), host_named(argv)
         environment = hashlib.sha256(json.dumps(sorted(env.items())).encode("utf-8", "surrogateescape")).hexdigest()
         key = (project, trusted, tuple(blocked), host, environment)
-
-        def blocks_of(engine: Engine) -> tuple[str, ...]:
-            return tuple(plugin_blocks(engine.settings(project, trusted), host))
-
         kept = self.engines.pop(key, None)
+        resolved = None
         if kept is not None:
             kept[0].options.clear()  # the settings are the files' and environment's, not a last call's options
-        if kept is None or blocks_of(kept[0]) != kept[1]:
-            fresh = configured_engine(cwd, trusted, blocked, argv, env)
-            kept = (fresh, blocks_of(fresh))
+            _as_fresh(kept[0])  # before reading the settings: their project bound is the git root
+            resolved = kept[0].resolve(project, trusted, host)
+        if kept is None or resolved is None or plugin_blocks(resolved.settings, host) != kept[1]:
+            fresh, resolved = configured_engine(cwd, trusted, blocked, argv, env)
+            kept = (fresh, plugin_blocks(resolved.settings, host))
         while len(self.engines) >= _MAX_ENGINES:
             self.engines.pop(next(iter(self.engines)))  # the least recently used
         self.engines[key] = kept
         engine = kept[0]
-        # As a fresh process: the tree is checked anew, no earlier session's slow roots,
-        # and the git root asked again (a folder may have become its own repository).
-        engine.invalidate_scans()
-        engine.forget_overran()
-        engine.discovery.forget_git_roots()
-        getattr(engine.settings_cache._bound, "forget", lambda: None)()
         engine.options["plugins.block"] = tuple(blocked)
-        return engine
+        return engine, resolved
+
+
+def _as_fresh(engine: Engine) -> None:
+    """As a fresh process: the tree is checked anew, no earlier session's slow roots, and
+    the git root asked again (a folder may have become its own repository)."""
+    engine.invalidate_scans()
+    engine.forget_overran()
+    engine.discovery.forget_git_roots()
+    getattr(engine.settings_cache._bound, "forget", lambda: None)()
 
 
 def _read(conn: socket.socket) -> tuple[dict[str, Any], bytes] | None:

@@ -34,7 +34,10 @@ def run(command: Any) -> int:
         print("pi-rules map: --depth takes a number of levels, 0 or more", file=sys.stderr)
         return 2
     name = args.format or ("json" if args.json else "html")
-    repo = build_map(command.engine, directory, trusted=not args.untrusted, host=args.host)
+    given = getattr(command, "resolved", None)  # the call's settings, when read for this folder
+    if given is not None and not given.serves(os.path.abspath(directory), not args.untrusted):
+        given = None
+    repo = build_map(command.engine, directory, trusted=not args.untrusted, host=args.host, resolved=given)
     if name == "json":
         text = map_json_text(repo)
     elif name == "tree":

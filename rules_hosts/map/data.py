@@ -27,6 +27,7 @@ from rules_core.discovery.ignore import IgnoreStack
 from rules_core.lint.check import lint
 from rules_core.discovery.listing import NEVER_SCANNED
 from rules_core.model import Discovery, Facts, MatchContext, Outcome, Rule
+from rules_core.settings.resolved import Resolved
 from rules_plugins.lint_duplicates import duplicate_groups
 
 from rules_hosts.previews.compute import NO_BUDGET, agent_discovery, as_outcomes, profile_of
@@ -97,25 +98,28 @@ class RepoMap:
     errors: tuple[Mapping[str, str], ...]
 
 
-def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | None = None) -> RepoMap:
-    """The map of ``cwd``: one ``Engine.evaluate`` per folder, the discovery shared."""
+def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | None = None,
+              resolved: Resolved | None = None) -> RepoMap:
+    """The map of ``cwd``: one ``Engine.evaluate`` per folder, the discovery and the
+    settings (``resolved``, else read once here) shared."""
     cwd = os.path.abspath(cwd)
-    settings = engine.settings(cwd, trusted)
-    max_tokens = settings.value("max_tokens", host).value
-    overflow = settings.value("overflow", host).value
+    resolved = (engine.resolve(cwd, trusted, host) if resolved is None else resolved).for_host(host)
+    max_tokens, overflow = resolved.max_tokens, resolved.overflow
     profile = profile_of(host)  # a previewed agent: its files, judged as it judges them
     shown_budget = max_tokens  # a preview draws pi-rules' budget for scale; its agent has none
     if profile is not None:
         discovery = agent_discovery(engine, cwd, trusted, profile)
         max_tokens = NO_BUDGET
     else:
-        discovery = engine.discover(cwd, trusted, host)
+        discovery = engine.discover(cwd, trusted, host, resolved)
     git_root = engine.discovery.git_root(cwd) if trusted else None
     # An untrusted project's tree is not read: only the working directory itself is mapped.
     listed, truncated = _walk(cwd, git_root) if trusted else ([(".", 0, ())], False)
     base = Facts(cwd=cwd, trusted=trusted, max_tokens=max_tokens, overflow=overflow,
                  host=None if profile is not None else host, branch=None)
-    streams = _stream_rules(engine, discovery, base)
+    # The stream rules this host can arm (not scoped out, not disabled).
+    streams = engine.reachable([r for r in discovery.rules if engine.hooks.stream_spec(r) is not None], base,
+                               resolved)
     folders = []
     errors: dict[tuple[str, str, str], None] = {}
     untouched = None  # every folder without files of its own has the same facts: evaluated once
@@ -124,7 +128,7 @@ def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | Non
         touched = tuple(n if relative == "." else f"{relative}/{n}" for n in sample)
         facts = dataclasses.replace(base, touched=touched)
         if touched or untouched is None:
-            evaluation = engine.evaluate(facts, discovery)
+            evaluation = engine.evaluate(facts, discovery, resolved)
             untouched = evaluation if not touched else untouched
         else:
             evaluation = untouched
@@ -143,7 +147,7 @@ def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | Non
         budget=shown_budget,
         folders=tuple(folders),
         rules=tuple(_map_rule(engine, r, r.id in stream_ids) for r in discovery.rules),
-        dead=_dead(engine, discovery, cwd, trusted, shown_budget, settings.lint_ignore),
+        dead=_dead(engine, discovery, cwd, trusted, shown_budget, resolved.for_host(None)),
         duplicates=tuple(tuple(r.id for r in group) for group in duplicate_groups(discovery.rules)),
         conditional=tuple(r.id for r in discovery.rules if _judged_elsewhere(r) and r.id not in stream_ids),
         truncated=truncated,
@@ -226,12 +230,6 @@ def _costs(outcome: Outcome) -> bool:
     return outcome.status == "active" or (outcome.status == "dropped" and outcome.cause == "budget")
 
 
-def _stream_rules(engine: Engine, discovery: Discovery, facts: Facts) -> list[Rule]:
-    """The stream rules this host can arm (not scoped out, not disabled)."""
-    found = [r for r in discovery.rules if engine.hooks.stream_spec(r) is not None]
-    return engine.reachable(found, facts)
-
-
 def _watching(engine: Engine, streams: Sequence[Rule], facts: Facts, cwd: str) -> list[FolderRule]:
     """Stream rules whose ``globs`` path gate admits a file of the folder, as the
     ``pi_rules_match`` hook judges it; a rule without globs watches every folder."""
@@ -259,9 +257,11 @@ def _map_rule(engine: Engine, rule: Rule, stream: bool) -> MapRule:
 
 
 def _dead(engine: Engine, discovery: Discovery, cwd: str, trusted: bool, max_tokens: int,
-          ignore: Sequence[str]) -> tuple[str, ...]:
-    """Rules ``check`` warns have a glob matching no file (``dead-glob``), in discovery order."""
-    warnings = lint(engine, discovery, cwd=cwd, trusted=trusted, max_tokens=max_tokens, ignore=ignore)
+          settings: Resolved) -> tuple[str, ...]:
+    """Rules ``check`` warns have a glob matching no file (``dead-glob``), in discovery order
+    (``[lint] ignore`` of the top level, as ``check`` reads it)."""
+    warnings = lint(engine, discovery, cwd=cwd, trusted=trusted, max_tokens=max_tokens,
+                    ignore=settings.lint_ignore, resolved=settings)
     paths = {w.path for w in warnings if w.code == DEAD_CODE}
     return tuple(r.id for r in discovery.rules if r.file.path in paths)
 

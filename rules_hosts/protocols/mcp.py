@@ -122,9 +122,9 @@ class RulesTools:
         path = arguments.get("path")
         if not isinstance(path, str) or not path.strip():
             return ToolAnswer("explain_path needs 'path': a file path relative to the project root", True)
-        facts = host_facts(self.cwd, env=self.engine.env, trusted=self.trusted,
-                           settings=self.engine.settings(self.cwd, self.trusted))
-        explanation = self.engine.explain(facts, path)
+        resolved = self.engine.resolve(self.cwd, self.trusted)  # the call's settings, read once
+        facts = host_facts(self.cwd, env=self.engine.env, trusted=self.trusted, settings=resolved)
+        explanation = self.engine.explain(facts, path, resolved)
         text = self.engine.hooks.render("explain", {"explanation": explanation, "cwd": self.cwd})
         if text is None:
             return ToolAnswer("no plugin renders 'explain' (is the report plugin blocked?)", True)

@@ -6,7 +6,7 @@ Modules and their public names:
 - ``attach``: SEPARATOR, ATTACH_ENV, ATTACHING_TOOLS, Batch, attach_enabled, newly_activated,
   remaining_budget, plan_batch, append_block
 - ``deliver_once``: PromptUpdate, prompt_update
-- ``facts``: MAX_TOKENS_ENV, LIVE, host_facts, max_tokens, budget, strings
+- ``facts``: MAX_TOKENS_ENV, LIVE, host_facts, max_tokens, budget, resolved_budget, strings
 - ``file``: MAX_ENTRY_LINE, MAX_PERSISTED_PATH, EntryRefused, encode_line, path_refusal,
   entry_refusal, encode_entry, parse_entries, iter_entries, read_entries, append_line,
   open_for_append, exclusive, SessionFile

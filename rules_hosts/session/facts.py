@@ -15,6 +15,7 @@ from rules_core.lookup import normalize_touched
 from rules_core.model import Facts
 from rules_core.select import parse_max_tokens
 from rules_core.settings.load import Settings
+from rules_core.settings.resolved import Resolved
 
 MAX_TOKENS_ENV = "PI_RULES_MAX_TOKENS"
 LIVE = object()  # the branch default: ask git in cwd, now (trusted projects only)
@@ -33,13 +34,14 @@ def host_facts(
     mutes: Any = (),
     agent: Any = "main",
     host: str | None = None,
-    settings: Settings | None = None,
+    settings: Settings | Resolved | None = None,
     shell_touched: Any = (),
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
     is ``LIVE`` (read git now), a name, or ``None``/blank for absent. An untrusted
     project has no live branch: no process runs in it, and git would read its config.
-    The budget and overflow come from ``settings`` (``Engine.settings``), else ``env``."""
+    The budget and overflow come from ``settings`` (the call's ``Resolved`` value, or an
+    ``Engine.settings``), else ``env``."""
     if branch is LIVE:
         branch = current_branch(cwd) if trusted else None
     shell = normalize_touched(strings(shell_touched), cwd)
@@ -55,7 +57,8 @@ def host_facts(
         mutes=frozenset(strings(mutes)),
         agent=agent if isinstance(agent, str) and agent else "main",
         host=host,
-        **budget(settings if settings is not None else Settings(env=env), host),
+        **resolved_budget(settings if isinstance(settings, Resolved) else Resolved(settings or Settings(env=env)),
+                          host),
     )
 
 
@@ -79,6 +82,12 @@ def max_tokens(env: Mapping[str, str]) -> int:
 def budget(settings: Settings, host: str | None) -> dict[str, Any]:
     """The ``Facts`` fields the settings decide: ``max_tokens`` and ``overflow``."""
     return {"max_tokens": settings.value("max_tokens", host).value, "overflow": settings.value("overflow", host).value}
+
+
+def resolved_budget(resolved: Resolved, host: str | None) -> dict[str, Any]:
+    """``budget`` from the call's settings, read once (``Resolved`` keeps what it worked out)."""
+    resolved = resolved.for_host(host)
+    return {"max_tokens": resolved.max_tokens, "overflow": resolved.overflow}
 
 
 def strings(values: Any) -> tuple[str, ...]:

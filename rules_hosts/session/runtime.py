@@ -25,18 +25,11 @@ from rules_core.discovery.git import current_branch
 from rules_core.lookup import READ_RULE_DESCRIPTION, find_by_id, normalize_touched
 from rules_core.model import Evaluation, Facts, Rule
 from rules_core.safe import reveal_invisible, safe_line, safe_lines
-from rules_core.settings.load import Settings
+from rules_core.settings.resolved import Resolved
 
 import rules_hosts.session.attach as attach
-from rules_hosts.session.facts import LIVE, budget, host_facts, strings
-from rules_hosts.session.results import (
-    Capture,
-    SessionState,
-    ToolDefinition,
-    ToolResultEffect,
-    Turn,
-    plain_json,
-)
+from rules_hosts.session.facts import LIVE, host_facts, resolved_budget, strings
+from rules_hosts.session.results import Capture, SessionState, ToolDefinition, ToolResultEffect, Turn, plain_json
 from rules_hosts.session.stream import SessionStream
 from rules_hosts.shapes import READ_RULE_PARAMETERS
 
@@ -98,16 +91,8 @@ def _total(fallback: Callable[[Any], Any]) -> Callable[[F], F]:
 class Session:
     """One agent session over an ``Engine``. Never raises; hostile inputs have no effect."""
 
-    def __init__(
-        self,
-        engine: Engine,
-        cwd: str,
-        *,
-        trusted: bool,
-        host: str = "pi",
-        env: Mapping[str, str] | None = None,
-        agent: str = "main",
-    ) -> None:
+    def __init__(self, engine: Engine, cwd: str, *, trusted: bool, host: str = "pi",
+                 env: Mapping[str, str] | None = None, agent: str = "main") -> None:
         self.engine = engine
         self.agent = agent if isinstance(agent, str) and agent else "main"
         self.cwd = os.path.abspath(cwd)  # touched paths are normalised against it
@@ -123,6 +108,7 @@ class Session:
         self._last: Evaluation | None = None  # the last real cycle (before_agent_start)
         self.last_fault: str | None = None  # a bug swallowed by totality, for diagnostics
         self._given: dict[str, Any] = {}  # facts a per-event adapter supplies (use_facts)
+        self._pinned: Resolved | None = None  # the event's settings (use_settings)
         # Stream rules: the model's output as it streams (docs/stream.md).
         self.stream = SessionStream(
             engine, self.cwd, facts=lambda: self._facts(prompt=""), state=self._stream_state,
@@ -139,10 +125,13 @@ class Session:
 
     @property
     def attach_enabled(self) -> bool:
-        return bool(self._settings().value("attach", self.host).value)
+        return self._resolve().with_env(self.env).attach
 
-    def _settings(self) -> Settings:
-        return replace(self.engine.settings(self.cwd, self.trusted), env=self.env)
+    def _resolve(self) -> Resolved:
+        """The call's settings, read once at a method's entry (or pinned: ``use_settings``)."""
+        pinned = self._pinned
+        return (pinned.for_host(self.host) if pinned is not None and pinned.serves(self.cwd, self.trusted)
+                else self.engine.resolve(self.cwd, self.trusted, self.host))
 
     @property
     def touched(self) -> tuple[str, ...]:
@@ -179,6 +168,10 @@ class Session:
         stream checks included), for adapters that are a new process per event and so
         never ran the cycle that would have left them (Claude Code hooks)."""
         self._given = {"model": model if isinstance(model, str) and model else None, "tools": strings(tools)}
+
+    def use_settings(self, resolved: Resolved) -> None:
+        """The settings every later call reads, for an adapter living one event (Claude Code)."""
+        self._pinned = resolved
 
     @property
     def reference(self) -> str:
@@ -258,12 +251,13 @@ class Session:
         if invalidated:  # the tree may have changed, failed or not; a rescan is cheap
             self.engine.invalidate_scans()
         errored = is_error is not False and is_error is not None  # only a clean result attaches
-        if not self.attach_enabled or name not in attach.ATTACHING_TOOLS or errored:
+        resolved = self._resolve()
+        if not resolved.with_env(self.env).attach or name not in attach.ATTACHING_TOOLS or errored:
             return ToolResultEffect(invalidated=invalidated)
         if attach.append_block(content, "") is None:  # a foreign shape: do not even evaluate
             return ToolResultEffect(invalidated=invalidated)
         # The last turn's facts with an EMPTY prompt; data only: no section, no new trace.
-        evaluation = self.engine.evaluate(self._facts(prompt="", fresh=True))
+        evaluation = self.engine.evaluate(self._facts(prompt="", fresh=True, resolved=resolved), resolved=resolved)
         held = {*self._delivered, *self._section_ids}
         rooms = attach.ROOMS.get(self.delivery, attach.section_rooms)(evaluation, held)
         batch = attach.plan_batch(evaluation, held, self.engine.hooks.render, reference=self.reference, rooms=rooms)
@@ -280,12 +274,11 @@ class Session:
     def before_agent_start(self, prompt: Any = "", model: Any = None, tools: Any = (), branch: Any = LIVE) -> Turn:
         """One real cycle: evaluate, then patch, remove or keep the section (zero churn)."""
         # LIVE asks git once per turn (RULE-SPEC §5).
-        facts = host_facts(
-            self.cwd, env=self.engine.env, trusted=self.trusted, touched=self.touched, prompt=prompt,
-            model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent, host=self.host,
-            settings=self._settings(),
-        )
-        self._last = self.engine.evaluate(facts)
+        resolved = self._resolve()
+        facts = host_facts(self.cwd, env=self.engine.env, trusted=self.trusted, touched=self.touched, prompt=prompt,
+                           model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent,
+                           host=self.host, settings=resolved.with_env(self.env))
+        self._last = self.engine.evaluate(facts, resolved=resolved)
         return self._apply(self._last)
 
     def _apply(self, evaluation: Evaluation) -> Turn:
@@ -302,7 +295,7 @@ class Session:
         self._section = section
         return Turn("patch", section, status, evaluation)
 
-    def _facts(self, prompt: str, fresh: bool = False) -> Facts:
+    def _facts(self, prompt: str, fresh: bool = False, resolved: Resolved | None = None) -> Facts:
         """The last cycle's facts (tools, model, branch) over the current session state."""
         base = self._last.facts if self._last is not None else None
         if base is None:
@@ -310,7 +303,8 @@ class Session:
             base = Facts(cwd=self.cwd, branch=current_branch(self.cwd) if fresh and self.trusted else None)
         return replace(
             base, cwd=self.cwd, trusted=self.trusted, touched=self.touched, prompt=prompt,
-            mutes=frozenset(self._mutes), agent=self.agent, host=self.host, **budget(self._settings(), self.host),
+            mutes=frozenset(self._mutes), agent=self.agent, host=self.host,
+            **resolved_budget((resolved or self._resolve()).with_env(self.env), self.host),
             **self._given,
         )
 
@@ -330,7 +324,8 @@ class Session:
         verb, rest = words[0], words[1:]
         if verb == "why" and rest:
             path = text.split("why", 1)[1].strip()  # a path may contain spaces
-            explanation = self.engine.explain(self._facts(prompt=""), path)
+            resolved = self._resolve()
+            explanation = self.engine.explain(self._facts(prompt="", resolved=resolved), path, resolved)
             return self._render("explain", {"explanation": explanation})
         if verb not in ("show", "mute", "unmute") or len(rest) != 1:
             return USAGE
@@ -361,20 +356,21 @@ class Session:
         """A reference rule's body by exact rules-relative path, else ``Unknown rule: <name>``."""
         name = args.get("path") if isinstance(args, dict) else args
         name = name if isinstance(name, str) else ""
-        reading = self.engine.read_rule(self._facts(""), name, self._rules())
+        resolved = self._resolve()
+        reading = self.engine.read_rule(self._facts("", resolved=resolved), name, self.rules(resolved), resolved)
         if reading.rule is None:
             return safe_lines(reading.refusal or "")
         # The model asked by a path several rules share: it must learn how to reach the others.
         return reveal_invisible(reading.rule.body) + (f"\n\n{reading.note}" if reading.note else "")
 
-    def _rules(self) -> tuple[Rule, ...]:
+    def rules(self, resolved: Resolved | None = None) -> tuple[Rule, ...]:
         """The enriched rules of the last real cycle; before any cycle, a fresh discovery."""
         if self._last is not None:
             return self._last.rules
-        return self.engine.discover(self.cwd, self.trusted, self.host).rules
+        return self.engine.discover(self.cwd, self.trusted, self.host, resolved or self._resolve()).rules
 
     def _find(self, pick: Callable[[Sequence[Rule]], Rule | None]) -> Rule | None:
-        found = pick(self._rules())
+        found = pick(self.rules())
         if found is None and self._last is not None:  # created since the last cycle
             found = pick(self.engine.discover(self.cwd, self.trusted, self.host).rules)
         return found
@@ -383,7 +379,8 @@ class Session:
         if self._last is not None:
             return self._last
         # No cycle yet: what the session state would give, without becoming a cycle.
-        return self.engine.evaluate(self._facts(prompt="", fresh=True))
+        resolved = self._resolve()
+        return self.engine.evaluate(self._facts(prompt="", fresh=True, resolved=resolved), resolved=resolved)
 
     def _render(self, kind: str, data: dict[str, Any]) -> str:
         text = self.engine.hooks.render(kind, {**data, "cwd": self.cwd})

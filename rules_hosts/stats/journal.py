@@ -68,7 +68,7 @@ def listed_paths(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
 
 def session_rules(session: Any) -> tuple[Rule, ...]:
     """The rules of a ``rules_hosts.session.runtime.Session``'s project, as its host sees them."""
-    return session.engine.discover(session.cwd, session.trusted, host=session.host).rules
+    return session.rules()  # the call's own settings: no second read
 
 
 def delivery_for(session: Any, ids: Sequence[str], via: str, evaluation: Evaluation | None = None) -> dict[str, Any] | None:

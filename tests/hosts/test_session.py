@@ -475,9 +475,9 @@ def test_reevaluation_uses_the_last_turn_facts_and_an_empty_prompt(project):
     seen = []
     original = engine.evaluate
 
-    def spy(facts, discovery=None):
+    def spy(facts, discovery=None, resolved=None):  # resolved: the session's settings of this call
         seen.append(facts)
-        return original(facts, discovery)
+        return original(facts, discovery, resolved)
 
     engine.evaluate = spy  # type: ignore[method-assign]
     session = make(project, engine)
