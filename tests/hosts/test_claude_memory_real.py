@@ -149,13 +149,7 @@ def test_what_claude_code_reads_by_itself(runs: dict[tuple[str, bool], Run], nam
     assert _counts(run, name) == NATIVE[name]
 
 
-# Cases that fail until issue 24's other parts land; strict, so each turns red the day it passes.
-_PENDING = {
-    "symlink": "issue 24 part 4: the hook sends AGENTS.md although Claude Code reads it through the CLAUDE.md "
-               "link (each canary twice)",
-}
-HOOKED = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=_PENDING[name])) if name in _PENDING
-          else name for name in sorted(CASES)]
+HOOKED = sorted(CASES)
 
 
 @pytest.mark.parametrize("name", HOOKED)
