@@ -161,13 +161,14 @@ class Rule:
 
 @dataclass(frozen=True)
 class ParseResult:
-    """What a schema returns for one file: a rule, errors, or both (soft errors)."""
+    """What a schema returns for one file: a rule, errors, or both (soft errors); warnings."""
 
     rule: Rule | None
     errors: tuple[RuleError, ...] = ()
     # Other files the result was built from (expanded imports): the parse is redone when
     # any of them changes, as when the rule file itself does.
     depends: tuple[str, ...] = ()
+    warnings: tuple[RuleWarning, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,12 +188,10 @@ class SchemaKey:
 
 @dataclass(frozen=True)
 class ImporterInfo:
-    """An importer of another tool's rule format, selectable with ``PI_RULES_IMPORT``.
-
-    ``default`` says whether it is on when ``PI_RULES_IMPORT`` is absent, empty or
-    ``all``. Its source must return nothing unless its name is in
-    ``DiscoveryContext.importers``.
-    """
+    """An importer of another tool's rule format, selectable with ``PI_RULES_IMPORT``:
+    on by ``default`` when ``PI_RULES_IMPORT`` is absent, empty or ``all``; its source
+    returns nothing unless its name is in ``DiscoveryContext.importers``. ``lossy_utf8``:
+    its tool reads invalid UTF-8 as U+FFFD, so pi-rules does too, with a warning."""
 
     name: str
     default: bool = True
@@ -204,6 +203,7 @@ class ImporterInfo:
     # format: the untrusted-project notice checks them with lstat alone (docs/trust.md).
     # Empty: ``cwd_only`` stands in.
     markers: tuple[str, ...] = ()
+    lossy_utf8: bool = False
 
 
 @dataclass(frozen=True)
