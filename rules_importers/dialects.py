@@ -55,9 +55,9 @@ def translate(dialect: str, glob: str) -> Translated:
 
 
 def translate_all(dialect: str, globs: Sequence[str]) -> tuple[tuple[str, ...], tuple[Translated, ...]]:
-    """The engine's globs, in order, and the ones that changed."""
+    """The engine's globs, in order, and the ones the dialects read differently."""
     done = [translate(dialect, glob) for glob in globs]
-    return tuple(t.glob for t in done), tuple(t for t in done if t.glob != t.authored)
+    return tuple(t.glob for t in done), tuple(t for t in done if t.why)
 
 
 def _from_minimatch(glob: str) -> Translated:
@@ -67,6 +67,7 @@ def _from_minimatch(glob: str) -> Translated:
     out: list[str] = []
     why: list[str] = []
     depth = 0  # open extglob groups: inside one, `(`, `|`, `)` are syntax in both
+    negations: list[bool] = []  # per open group: is it `!(`
     i, n = 0, len(glob)
     while i < n:
         c = glob[i]
@@ -86,9 +87,13 @@ def _from_minimatch(glob: str) -> Translated:
                 continue
         if c == "(" and i > 0 and glob[i - 1] in _EXTGLOB and not _escaped(glob, i - 1):
             depth += 1
+            negations.append(glob[i - 1] == "!")
             out.append(c)
         elif c == ")" and depth:
             depth -= 1
+            if negations.pop() and i + 1 < n and glob[i + 1] != "/":
+                _note(why, "!(…) followed by more of the segment excludes only the whole segment in minimatch; "
+                           "picomatch reads it differently and pi-rules cannot translate it")
             out.append(c)
         elif c == "|" and depth:
             out.append(c)
@@ -138,9 +143,12 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
         for done in rule.extra.get(EXTRA_KEY, ()):
             if not isinstance(done, Translated):
                 continue
-            found.append(RuleWarning(CODE, rule.file.path, (
-                f"glob '{done.authored}' of rule {rule.id} means something else in {done.dialect}, the matcher "
-                f"{rule.file.plugin} uses, than in pi-rules' picomatch ({'; '.join(done.why)}); pi-rules reads it "
-                f"as {rule.file.plugin} does, as '{done.glob}' — write '{done.glob}' so every tool reads it alike"
-            ), "glob-dialects"))
+            head = (f"glob '{done.authored}' of rule {rule.id} means something else in {done.dialect}, the matcher "
+                    f"{rule.file.plugin} uses, than in pi-rules' picomatch ({'; '.join(done.why)})")
+            if done.glob == done.authored:
+                tail = "; pi-rules reads it as picomatch does — rewrite it without that construct"
+            else:
+                tail = (f"; pi-rules reads it as {rule.file.plugin} does, as '{done.glob}' — write '{done.glob}' "
+                        "so every tool reads it alike")
+            found.append(RuleWarning(CODE, rule.file.path, head + tail, "glob-dialects"))
     return found
