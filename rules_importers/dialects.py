@@ -6,8 +6,8 @@ before it is compiled, so a rule applies here to the files it applies to there
 (docs/importers.md, "Glob dialects"). Which tool uses which matcher:
 
 - ``picomatch`` (nothing to translate): the spec's own sources, Claude Code's
-  ``.claude/rules``, Copilot's importer (RULE-SPEC), Cline (``picomatch`` in its rule
-  conditionals), and the closed-source tools whose matcher is unknown (Cursor, Windsurf,
+  ``.claude/rules``, Copilot's importer (RULE-SPEC), Cline (``picomatch(p, {dot: true})``
+  in its rule conditionals), and the closed-source tools whose matcher is unknown (Cursor, Windsurf,
   Kiro): their docs show only patterns both dialects read the same way.
 - ``minimatch``: Continue (``core/llm/rules/getSystemMessageWithRules.ts`` calls
   ``minimatch(path, glob)``).
