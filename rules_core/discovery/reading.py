@@ -69,7 +69,7 @@ def read_rule_text(path: str, *, follow: bool = True, lossy: bool = False) -> st
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if lossy:
+        if lossy and b"\x00" not in data:  # NUL bytes too: binary, which no tool reads as text
             return _repaired(data, exc.start)
         return RuleError(
             "read-failure",
