@@ -30,7 +30,7 @@ EMPTY = "turned off: the file is empty, and Codex skips empty AGENTS.md files"
 
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary="AGENTS.md (AGENTS.override.md, AGENT.md): cwd and ancestors, folders below cwd",
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary="AGENTS.md (AGENTS.override.md, AGENT.md): cwd and ancestors, folders below cwd",
                           markers=NAMES)]
 
 

@@ -29,7 +29,7 @@ GLOBAL_FILE = os.path.join(".claude", "CLAUDE.md")
 
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary=(
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary=(
         "Claude Code memory: CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, ~/.claude/CLAUDE.md"
     ), markers=tuple(name for group in GROUPS for name in group))]
 

@@ -36,7 +36,7 @@ EXTENSIONS = (".md", ".markdown", ".txt")
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
     summary = "Cline: the nearest .clinerules (file or folder) and .cline/rules, up to the git root"
-    return [ImporterInfo(NAME, default=True, summary=summary, markers=(LEGACY, CURRENT))]
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary=summary, markers=(LEGACY, CURRENT))]
 
 
 @hookimpl

@@ -6,7 +6,9 @@ Project files (trusted projects only): ``<cwd>/.continue/rules/**/*.md``. User l
 → always; ``globs`` → touched globs; ``alwaysApply: false`` with neither globs nor regex →
 on-demand; none of the three → always. ``regex`` is a condition on the content of the
 touched files (those matching ``globs`` when given), judged here: each file is read
-inside the working directory only, size-capped, and searched with a time limit.
+inside the working directory only, size-capped, and searched with a time limit. Globs
+are minimatch's (``[!.]`` negates), translated for the engine (``dialects.py``); an empty
+``globs: ""`` or ``regex: ""`` is absent, as Continue's truthiness tests read it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ._lenient import (
     list_import_root,
 )
 from ._recovery import flag, read_markdown
+from .dialects import EXTRA_KEY, MINIMATCH, translate_all
 
 NAME = "continue"
 RULES_DIR = os.path.join(".continue", "rules")
@@ -52,7 +55,7 @@ INVOKABLE = ("invokable: true makes this file a Continue prompt (a / command), n
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
     # Continue reads <workspace>/.continue/rules (cwd), never a parent's.
-    return [ImporterInfo(NAME, default=True, summary="Continue: .continue/rules/**/*.md, ~/.continue/rules (global)",
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary="Continue: .continue/rules/**/*.md, ~/.continue/rules (global)",
                          cwd_only=(RULES_DIR,))]
 
 
@@ -79,13 +82,15 @@ def pi_rules_parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, Sche
         return doc
     data, problems = doc.data, []
     always = _always_apply(data, problems)
-    globs = _list(data, "globs", problems, 'globs: "src/**/*.ts"')
+    globs, translated = translate_all(MINIMATCH, _list(data, "globs", problems, 'globs: "src/**/*.ts"'))
     patterns = _regex(data, problems)
     description = _describe(rule_file, data, doc.body, problems)
     invokable = flag(data, "invokable", problems)
     extended = extension(data, extra_keys, problems)
     if problems:
         return invalid(rule_file, *problems)
+    if translated:
+        extended["extra"] = {**extended["extra"], EXTRA_KEY: translated}
     if patterns and always is not True:
         extended["extra"] = {**extended["extra"], REGEX: patterns}
         extended["extra_conditions"] = (*extended["extra_conditions"], REGEX)
@@ -150,7 +155,7 @@ def _always_apply(data: Mapping[str, Any], problems: list[str]) -> bool | None:
 def _list(data: Mapping[str, Any], key: str, problems: list[str], example: str) -> tuple[str, ...]:
     """A string or a list of strings (glob strings split on commas outside ``{…}``)."""
     value = data.get(key)
-    if value is None:
+    if value is None or value == "":  # Continue tests `if (rule.globs)`: "" is absent
         return ()
     items = glob_values(value)
     if items is None:
@@ -165,7 +170,7 @@ def _regex(data: Mapping[str, Any], problems: list[str]) -> tuple[str, ...]:
     """The ``regex`` patterns, each compiled once here so a broken one is reported with
     the file, not at every evaluation. Not comma-split: a comma is regex text."""
     value = data.get("regex")
-    if value is None:
+    if value is None or value == "":  # Continue tests `if (rule.regex)`: "" is absent
         return ()
     if isinstance(value, str):
         value = [value]

@@ -36,7 +36,7 @@ RULE_FILE = "RULE.md"  # the rule of a rule folder, .cursor/rules/<name>/RULE.md
 
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary=(
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary=(
         "Cursor rules: .cursor/rules/**/*.{mdc,md} at cwd and in folders below it, "
         ".cursorrules, ~/.cursor/rules (global)"
     ), cwd_only=(RULES_DIR, LEGACY))]

@@ -27,7 +27,7 @@ GLOBAL_FILE = os.path.join(".gemini", "GEMINI.md")
 
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary="Gemini CLI: GEMINI.md, ~/.gemini/GEMINI.md",
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary="Gemini CLI: GEMINI.md, ~/.gemini/GEMINI.md",
                           markers=tuple(name for group in GROUPS for name in group))]
 
 

@@ -45,7 +45,7 @@ _PATTERN_MISSPELLINGS = {"filematchpattern", "filematchpatterns", "filematch", "
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
     # Kiro reads the steering folder of the workspace it opened (cwd), never a parent's.
-    return [ImporterInfo(NAME, default=True, summary="Kiro steering: .kiro/steering/**/*.md, ~/.kiro/steering (global)",
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary="Kiro steering: .kiro/steering/**/*.md, ~/.kiro/steering (global)",
                          cwd_only=(STEERING,))]
 
 

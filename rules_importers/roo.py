@@ -46,6 +46,7 @@ FORMAT = SimpleFormat(
     accept=is_rule_file,
     frontmatter=False,
     cwd_only=(".roo", ".roorules"),
+    lossy_utf8=True,  # a VS Code extension: Node decodes damaged bytes as U+FFFD
 )
 
 pi_rules_importers = FORMAT.pi_rules_importers

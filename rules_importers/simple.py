@@ -100,6 +100,8 @@ class SimpleFormat:
     # Project paths read only in the working directory, for the ``cwd-only`` warning;
     # default: every project file and folder above.
     cwd_only: tuple[str, ...] | None = None
+    # The tool reads damaged text (U+FFFD) instead of refusing it (ImporterInfo.lossy_utf8).
+    lossy_utf8: bool = False
 
     # -- the hooks -----------------------------------------------------------------------
 
@@ -107,7 +109,7 @@ class SimpleFormat:
     def pi_rules_importers(self) -> list[ImporterInfo]:
         cwd_only = self.cwd_only if self.cwd_only is not None else (*self.folders, *self.files)
         return [ImporterInfo(self.name, default=self.default, summary=self.summary, cwd_only=cwd_only,
-                             markers=(*self.folders, *self.files))]
+                             markers=(*self.folders, *self.files), lossy_utf8=self.lossy_utf8)]
 
     @hookimpl
     def pi_rules_sources(self, context: DiscoveryContext) -> list[RuleFile | RuleError]:

@@ -35,7 +35,7 @@ _ALIASES = {"agent": "model_decision"}
 
 @hookimpl
 def pi_rules_importers() -> list[ImporterInfo]:
-    return [ImporterInfo(NAME, default=True, summary=(
+    return [ImporterInfo(NAME, default=True, lossy_utf8=True, summary=(
         "Windsurf rules: .windsurf/rules/*.md, .devin/rules/*.md, .windsurfrules, "
         "~/.codeium/windsurf/memories/global_rules.md (global)"
     ), cwd_only=(*RULES_DIRS, LEGACY))]

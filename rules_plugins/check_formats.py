@@ -48,6 +48,8 @@ CODE_SUMMARIES: Mapping[str, str] = {
     "ignored-key": "A key the file's own tool ignores.",
     "ignored-file": "A file the tool the folder belongs to does not read.",
     "size-cap": "A file over its tool's documented size cap.",
+    "glob-dialect": "A glob means something else in its tool's matcher than in picomatch.",
+    "invalid-utf8": "A file holds invalid UTF-8; it loads with U+FFFD, as its tool reads it.",
     "lint-failed": "A lint check failed; some warnings may be missing.",
 }
 

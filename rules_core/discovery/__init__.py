@@ -18,7 +18,7 @@ Modules and their public names:
 - ``observe``: Observation, signature, depends_on, claim, unstable, observing
 - ``persistent``: CACHE_ENV, MAX_ENTRIES, MAX_PATHS, MAX_STORES, RACY_NS, cache_directory,
   Persistent, Store, sources_with_kept_tree
-- ``reading``: MAX_RULE_BYTES, BROKEN_LINK, NOT_REGULAR, read_rule_text, read_at_most,
+- ``reading``: MAX_RULE_BYTES, BROKEN_LINK, NOT_REGULAR, Repaired, read_rule_text, read_at_most,
   file_signature, describe_os_error, not_regular
 - ``tree``: MAX_DEPTH, folders_owning, folders_with_hidden, folders_holding,
   skipped_ignore_files, walked_tree, restore_tree

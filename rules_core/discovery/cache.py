@@ -8,12 +8,13 @@ without limit whatever directories it is asked about.
 
 from __future__ import annotations
 
+import dataclasses
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from rules_core.discovery.containment import Containment, Unresolved
-from rules_core.discovery.reading import file_signature, read_rule_text
-from rules_core.model import ParseResult, RuleError, RuleFile
+from rules_core.discovery.reading import Repaired, file_signature, read_rule_text
+from rules_core.model import ParseResult, RuleError, RuleFile, RuleWarning
 
 Parser = Callable[[RuleFile, str], ParseResult]
 
@@ -50,11 +51,14 @@ class FileCache:
         # names of one file are one rule (rules_core.discovery.aliases).
         self.physical: dict[str, str] = {}
 
-    def load(self, rule_file: RuleFile, parse: Parser, contain: Containment | None = None) -> ParseResult | None:
+    def load(self, rule_file: RuleFile, parse: Parser, contain: Containment | None = None,
+             lossy: bool = False) -> ParseResult | None:
         """The parse result, or ``None`` when the file vanished (skipped silently).
 
         With ``contain`` (a project file) the path is resolved inside the git root first:
-        a file reached through a link that leads out is reported and never opened.
+        a file reached through a link that leads out is reported and never opened. With
+        ``lossy`` (its tool reads damaged text) invalid UTF-8 is parsed as U+FFFD and the
+        result carries an ``invalid-utf8`` warning.
         """
         path, signature = rule_file.path, None
         if contain is not None:
@@ -74,12 +78,14 @@ class FileCache:
         if signature is not None and cached is not None:
             if cached[0] == signature and cached[1] == rule_file and _unchanged(cached[3]):
                 return cached[2]
-        text = read_rule_text(path, follow=contain is None)
+        text = read_rule_text(path, follow=contain is None, lossy=lossy)
         if text is None:
             self._entries.pop(rule_file.path, None)
             return None
         if isinstance(text, RuleError):
             result = _failed(rule_file, text.message)
+        elif isinstance(text, Repaired):
+            result = _with_repair_warning(rule_file, parse(rule_file, text.text), text)
         else:
             result = parse(rule_file, text)
         if signature is not None:
@@ -96,6 +102,17 @@ class FileCache:
             del self._entries[path]
         for path in [p for p in self.physical if p not in paths]:
             del self.physical[path]
+
+
+def _with_repair_warning(rule_file: RuleFile, result: ParseResult | None, repaired: Repaired) -> ParseResult | None:
+    if result is None:
+        return None
+    more = f" and {repaired.count - 1} more" if repaired.count > 1 else ""
+    warning = RuleWarning("invalid-utf8", rule_file.path, (
+        f"not valid UTF-8 (byte {repaired.offset}{more}); read as its tool reads it, each invalid sequence "
+        "replaced by U+FFFD — save the file as UTF-8"
+    ), rule_file.plugin)
+    return dataclasses.replace(result, warnings=(*result.warnings, warning))
 
 
 _Signatures = tuple[tuple[str, "tuple[int, int, int] | None"], ...]

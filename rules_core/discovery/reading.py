@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import dataclass
 
 from rules_core.model import RuleError
 
@@ -19,14 +20,25 @@ BROKEN_LINK = "broken symbolic link; point it at an existing file or delete it"
 NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be plain files"
 
 
-def read_rule_text(path: str, *, follow: bool = True) -> str | RuleError | None:
+@dataclass(frozen=True)
+class Repaired:
+    """A file read with ``lossy``: its text with each invalid UTF-8 sequence replaced by
+    U+FFFD, and where the first one was (a byte offset into the file, BOM included)."""
+
+    text: str
+    offset: int
+    count: int
+
+
+def read_rule_text(path: str, *, follow: bool = True, lossy: bool = False) -> str | Repaired | RuleError | None:
     """The file's text (BOM dropped, CRLF folded), an error, or ``None`` if it vanished
     (or became a directory: the next listing walks it).
 
     Opens non-blocking and checks the descriptor is a regular file, so a FIFO swapped in
     after listing cannot hang the engine; never reads more than ``MAX_RULE_BYTES`` + 1
     bytes, whatever size the file claims. ``follow=False`` refuses a final symbolic link
-    (the caller resolved it already; one swapped in since is not followed).
+    (the caller resolved it already; one swapped in since is not followed). ``lossy``
+    reads invalid UTF-8 as its tool does (U+FFFD, a ``Repaired``) instead of failing.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow:
@@ -57,14 +69,23 @@ def read_rule_text(path: str, *, follow: bool = True) -> str | RuleError | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if lossy and b"\x00" not in data:  # NUL bytes too: binary, which no tool reads as text
+            return _repaired(data, exc.start)
         return RuleError(
             "read-failure",
             path,
             f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8",
         )
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text.replace("\r\n", "\n")
+    return _folded(text)
+
+
+def _repaired(data: bytes, offset: int) -> Repaired:
+    text = _folded(data.decode("utf-8", errors="replace"))
+    return Repaired(text, offset, text.count("\ufffd") - _folded(data.decode("utf-8", errors="ignore")).count("\ufffd"))
+
+
+def _folded(text: str) -> str:
+    return (text[1:] if text.startswith("\ufeff") else text).replace("\r\n", "\n")
 
 
 def read_at_most(fd: int, limit: int) -> bytes:

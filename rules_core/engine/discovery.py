@@ -103,15 +103,20 @@ class Discoverer:
             reading_order = reading_order[:MAX_RULE_FILES]
         loaded: dict[str, Rule] = {}
         read = 0
+        # Importers whose tool reads damaged text (ImporterInfo.lossy_utf8), by plugin name.
+        lossy = {info.name for info in self.hooks.importers() if info.lossy_utf8}
+        file_warnings: list[RuleWarning] = []
         for position, rule_file in enumerate(reading_order):
             if expired() and rule_file.source != "global":
                 left = len(reading_order) - position
                 errors.append(deadline_error(cwd, f"{left} rule file{'s' if left != 1 else ''} not read"))
                 break
-            result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
+            result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None,
+                                      lossy=rule_file.plugin in lossy)
             if result is None:
                 continue
             errors.extend(result.errors)
+            file_warnings.extend(result.warnings)
             if result.rule is not None:
                 loaded[rule_file.path] = _ensure_compiled(result.rule)
                 read += len(result.rule.body)
@@ -127,7 +132,7 @@ class Discoverer:
             "when pi-rules walks the tree — shorten it, or move generated lines elsewhere"
         ), "engine") for path in (skipped_ignore_files(context) if trusted else ()))
         assigned, invisible = self._ids_for(tuple(rules), self._files.physical)
-        return Discovery(assigned, tuple(errors), (*warnings, *invisible))
+        return Discovery(assigned, tuple(errors), (*warnings, *file_warnings, *invisible))
 
     def _ids_for(
         self, parsed: tuple[Rule, ...], physical: Mapping[str, str]

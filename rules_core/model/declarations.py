@@ -45,6 +45,8 @@ class ImporterInfo:
     # format: the untrusted-project notice checks them with lstat alone (docs/trust.md).
     # Empty: ``cwd_only`` stands in.
     markers: tuple[str, ...] = ()
+    # Its tool reads invalid UTF-8 as U+FFFD, so pi-rules does too, with a warning.
+    lossy_utf8: bool = False
 
 
 @dataclass(frozen=True)

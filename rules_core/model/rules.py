@@ -164,12 +164,13 @@ class Rule:
 
 @dataclass(frozen=True)
 class ParseResult:
-    """What a schema returns for one file: a rule, errors, or both (soft errors)."""
+    """What a schema returns for one file: a rule, errors, or both (soft errors); warnings."""
 
     rule: Rule | None
     errors: tuple[RuleError, ...] = ()
     # Other files the result was built from (expanded imports): the parse is redone when
     # any of them changes, as when the rule file itself does.
     depends: tuple[str, ...] = ()
+    warnings: tuple[RuleWarning, ...] = ()
 
 

@@ -76,6 +76,7 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
     "lint-budget": "rules_plugins.lint_budget",
     "lint-env": "rules_plugins.lint_env",
     "lint-globs": "rules_plugins.lint_globs",
+    "glob-dialects": "rules_importers.dialects",  # `check` warning glob-dialect
     "lint-duplicates": "rules_plugins.lint_duplicates",
     "lint-formats": "rules_plugins.lint_formats",
     # Hosts: the tool tables of the agents we know, and the commands hosts add.

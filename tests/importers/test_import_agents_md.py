@@ -186,12 +186,16 @@ def test_without_a_heading_the_description_names_the_file(git_project):
     assert rules(git_project)["project/pkg/AGENTS"].description == "pkg/AGENTS.md (agents-md)"
 
 
-def test_invalid_utf8_and_a_fifo_are_read_failures(git_project):
+def test_invalid_utf8_loads_as_codex_reads_it_and_a_fifo_is_never_listed(git_project):
+    """Codex reads a damaged byte as U+FFFD with a warning (docs/importers.md, "Damaged bytes")."""
     git_project.write({"AGENTS.md": b"caf\xe9\n"})
     (git_project.cwd / "pkg").mkdir()
     os.mkfifo(git_project.cwd / "pkg" / "AGENTS.md")
-    assert [(k, p) for k, p, *_ in relative_errors(git_project)] == [("read-failure", "AGENTS.md")]
-    assert rules(git_project) == {}  # the FIFO below cwd is not a real file: the walk never lists it
+    discovery = discover(git_project)
+    assert discovery.errors == ()
+    [rule] = discovery.rules  # the FIFO below cwd is not a real file: the walk never lists it
+    assert rule.body == "caf\ufffd\n"
+    assert [(w.code, w.path) for w in discovery.warnings] == [("invalid-utf8", str(git_project.cwd / "AGENTS.md"))]
 
 
 def test_a_huge_file_and_a_broken_link_are_read_failures(git_project):

@@ -278,9 +278,13 @@ def test_unknown_keys_and_other_tools_keys_are_ignored(rule_project):
 # -- hostile files: an error or nothing, never a traceback ------------------------------
 
 
-def test_invalid_utf8_is_a_read_failure(rule_project):
+def test_invalid_utf8_loads_as_cline_reads_it(rule_project):
+    """Cline (Node) reads a damaged byte as U+FFFD (docs/importers.md, "Damaged bytes")."""
     rule_project.write({".clinerules/latin1.md": b"caf\xe9\n"})
-    assert [(k, m) for k, _, m in errors(rule_project)] == [("read-failure", "not valid UTF-8 (byte 3); save the file as UTF-8")]
+    assert errors(rule_project) == []
+    discovery = discover(rule_project)
+    assert [r.body for r in discovery.rules] == ["caf\ufffd\n"]
+    assert [(w.code, "byte 3" in w.message) for w in discovery.warnings] == [("invalid-utf8", True)]
 
 
 def test_a_binary_file_named_like_a_rule_is_a_read_failure(rule_project):

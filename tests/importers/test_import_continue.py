@@ -307,7 +307,7 @@ def test_a_regex_that_cannot_compile_is_invalid_value_at_parse_time(rule_project
     ("regex: 7\n", 'regex must be a string or a list of strings, got the number 7; write regex: "^import React"'),
     ("regex: []\n", 'regex names no pattern; write regex: "^import React" or remove the key'),
     ("globs: 7\n", 'globs must be a string or a list of strings, got the number 7; write globs: "src/**/*.ts"'),
-    ("globs: ''\n", 'globs names no pattern; write globs: "src/**/*.ts" or remove the key'),
+    ("globs: ' , '\n", 'globs names no pattern; write globs: "src/**/*.ts" or remove the key'),
     ("alwaysApply: sure\n", "alwaysApply must be true or false, got 'sure'; write alwaysApply: true or "
                             "alwaysApply: false"),
     ("name: 3\n", 'name must be text, got the number 3; write name: "…" in quotes'),

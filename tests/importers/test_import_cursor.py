@@ -365,11 +365,13 @@ def test_a_repeated_key_is_yaml_syntax_even_in_the_fallback(rule_project):
 # -- hostile files ----------------------------------------------------------------------
 
 
-def test_invalid_utf8_and_binary_files_are_read_failures(rule_project):
+def test_binary_files_are_read_failures_and_invalid_utf8_loads_as_cursor_reads_it(rule_project):
     rule_project.write({".cursor/rules/latin1.mdc": b"---\nglobs: x\n---\ncaf\xe9\n",
                         ".cursor/rules/blob.mdc": bytes(range(256)) * 4})
-    assert sorted((k, p) for k, p, *_ in errors(rule_project)) == [
-        ("read-failure", ".cursor/rules/blob.mdc"), ("read-failure", ".cursor/rules/latin1.mdc")]
+    assert sorted((k, p) for k, p, *_ in errors(rule_project)) == [("read-failure", ".cursor/rules/blob.mdc")]
+    discovery = discover(rule_project)
+    assert [r.body for r in discovery.rules] == ["caf\ufffd\n"]
+    assert [w.code for w in discovery.warnings] == ["invalid-utf8"]
 
 
 def test_a_huge_file_is_a_read_failure_not_read_into_memory(rule_project):
