@@ -10,7 +10,6 @@ expects is refused untouched. See docs/hosts.md ("Install").
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shlex
@@ -22,6 +21,7 @@ from rules_core.safe import safe_line
 from rules_hosts.cli.launch import shell_command
 from rules_hosts.protocols.mcp import SERVER_NAME, server_entry
 from ._install_files import FileProblem, backup_path, read_json, write_json
+from ._install_scope import MCP_INSTALL as _MCP_INSTALL, ScopeRefused, mcp_sdk_installed, scope_launch, skipped_mcp_note
 from .tools import MATCHER
 
 SETTINGS_FILE = ".claude/settings.json"
@@ -31,7 +31,6 @@ SCOPES = ("project", "local", "user")
 TIMEOUT = 30  # seconds Claude Code gives each hook
 _HOOK_WORDS = ["hook", "claude-code"]
 _MODULES = ("rules_hosts", "rules_core")  # `python -m …` forms of older installs
-_MCP_INSTALL = "pip install 'pi-rules[mcp]' (from a checkout: pip install -e '.[mcp]')"
 _INSTALL_NOTES = {
     SETTINGS_FILE: (
         "# .claude/settings.json: the hooks (path rules, rules attached to tool results).\n"
@@ -295,17 +294,27 @@ def _kind(value: Any) -> str:
 
 # -- the commands -----------------------------------------------------------------------
 
+_Change = tuple[Target, Callable[[Any], "str | None"], Callable[[dict[str, Any]], dict[str, Any]]]
+
+
 
 def install(cwd: str, scope: str, stdout: TextIO, stderr: TextIO, env: Mapping[str, str]) -> int:
     settings, mcp = targets(scope, cwd, env)
-    wanted, entry = config(), server_entry()
-    code = _apply(
-        [(settings, check_settings, lambda d: add_hooks(d, wanted)),
-         (mcp, lambda d: check_mcp_install(d, mcp.mcp_at or ()), lambda d: add_server(d, mcp.mcp_at or (), entry))],
-        "installed", stdout, stderr, keep_empty=True,
-    )
-    if code == 0 and importlib.util.find_spec("mcp") is None:
-        stderr.write(f"pi-rules: note: the MCP server needs the MCP SDK, not installed here: {_MCP_INSTALL}\n")
+    try:
+        launch, note = scope_launch(scope, env)
+    except ScopeRefused as exc:
+        stderr.write(f"pi-rules: refusing to install --scope {scope}: {exc}.\n")
+        return 1
+    wanted = config(hook_command(launch))
+    entry = {"command": launch[0], "args": [*launch[1:], "mcp"]}
+    changes: list[_Change] = [(settings, check_settings, lambda d: add_hooks(d, wanted))]
+    with_mcp = mcp_sdk_installed()  # without the SDK, Claude Code would list a server that fails
+    if with_mcp:
+        changes.append((mcp, lambda d: check_mcp_install(d, mcp.mcp_at or ()),
+                        lambda d: add_server(d, mcp.mcp_at or (), entry)))
+    code = _apply(changes, "installed", stdout, stderr, keep_empty=True, env=env, note=note)
+    if code == 0 and not with_mcp:
+        stderr.write(skipped_mcp_note(scope))
     return code
 
 
@@ -314,14 +323,12 @@ def uninstall(cwd: str, scope: str, stdout: TextIO, stderr: TextIO, env: Mapping
     return _apply(
         [(settings, check_settings, remove_hooks),
          (mcp, lambda d: check_mcp(d, mcp.mcp_at or ()), lambda d: remove_server(d, mcp.mcp_at or ()))],
-        "uninstalled", stdout, stderr, keep_empty=False,
+        "uninstalled", stdout, stderr, keep_empty=False, env=env,
     )
 
 
-_Change = tuple[Target, Callable[[Any], "str | None"], Callable[[dict[str, Any]], dict[str, Any]]]
-
-
-def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, keep_empty: bool) -> int:
+def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, keep_empty: bool,
+           env: Mapping[str, str], note: str = "") -> int:
     """Read and check every file first, so a refused one leaves all of them untouched."""
     planned = []
     for target, check, change in changes:
@@ -342,16 +349,18 @@ def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, ke
             continue
         changed = True
         try:
-            write_json(target.path, after if (after or keep_empty) else None, backup=before is not None)
+            backup = backup_path(target.path, env) if before is not None else None
+            write_json(target.path, after if (after or keep_empty) else None, backup=backup)
         except OSError as exc:  # the files written before this one stay changed: say so
             stderr.write(f"pi-rules: cannot write {shown}: {safe_line(str(exc.strerror or exc))}; "
                          "the files listed above were changed, the others not\n")
             return 1
         verb = "created" if before is None else "removed" if not (after or keep_empty) else "updated"
-        note = f" (backup: {safe_line(backup_path(target.path))})" if before is not None else ""
-        stdout.write(f"{verb} {shown}{note}\n")
+        saved = f" (backup: {safe_line(backup)})" if backup is not None else ""
+        stdout.write(f"{verb} {shown}{saved}\n")
     if changed:
         stdout.write(f"pi-rules: {done}; restart Claude Code (or run /hooks) to load the change\n")
+        stderr.write(note)
     else:
         stdout.write(f"pi-rules: nothing to do, already {done}\n")
     return 0
