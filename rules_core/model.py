@@ -76,13 +76,15 @@ class RuleError:
 
 @dataclass(frozen=True)
 class RuleWarning:
-    """Something a user should know that loads no rule and breaks none (``check`` exits 0):
-    ``code`` is stable, lower-case, hyphenated (``cwd-only``)."""
+    """Something a user should know that loads no rule and breaks none (``check`` exits 0): ``code`` is
+    stable (``cwd-only``); ``line``/``column`` its 1-based place in ``path``, ``None``: the whole file."""
 
     code: str
     path: str
     message: str
     plugin: str = ""
+    line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,7 @@ class Rule:
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, hash=False)
     # Keys in ``extra`` that are activation conditions a plugin's matcher judges.
     extra_conditions: tuple[str, ...] = ()
-    # Set by a schema for a file its own tool deliberately never applies (e.g. Cline's
-    # ``paths: []``): the rule is listed, and always inactive with this reason.
+    # A file its own tool never applies (Cline's ``paths: []``): listed, always inactive.
     inactive_reason: str | None = None
     id: str = ""
     index: int = -1

@@ -262,7 +262,9 @@ def _cmd_check(command: Command) -> int:
         sys.stdout.write(command.render("check", {"discovery": discovery}))
     else:
         output = command.engine.hooks.output_formats("check")[name]
-        sys.stdout.write(output.render({"discovery": discovery, "cwd": command.cwd}))
+        git_root = command.engine.discovery.git_root(command.cwd) if trusted else None
+        sys.stdout.write(output.render({"discovery": discovery, "cwd": command.cwd, "git_root": git_root,
+                                        "env": command.engine.env}))
     return 1 if discovery.errors or (command.args.strict and discovery.warnings) else 0
 
 

@@ -319,7 +319,7 @@ def test_check_json_and_github_carry_every_code(capsys, cli_project, monkeypatch
     code, out = run(capsys, cli_project, "check", "--format", "github")
     lines = out.splitlines()
     assert code == 0 and len(lines) == 2
-    assert lines[0].startswith("::warning file=.pi/rules/style.md,line=1,title=pi-rules dead-glob::glob 'scr/**'")
+    assert lines[0].startswith("::warning file=.pi/rules/style.md,line=5,col=3,title=pi-rules dead-glob::glob 'scr/**'")
     assert lines[1].startswith("::warning title=pi-rules env-value::PI_RULES_MAX_TOKENS: PI_RULES_MAX_TOKENS='20k'")
 
 
