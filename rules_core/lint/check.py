@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 from rules_core.discovery.containment import Containment, Unresolved
 from rules_core.deadline import DEADLINE_ENV, DeadlineExceeded, deadline
 from rules_core.lint_context import LintContext, Scan
-from rules_core.model import Discovery, Facts, Rule, RuleWarning
+from rules_core.model import Discovery, Evaluation, Facts, Rule, RuleWarning
 from rules_core.discovery.reading import read_rule_text
 from rules_core.settings.load import filter_warnings
 
@@ -115,3 +115,19 @@ def with_warnings(discovery: Discovery, warnings: Sequence[RuleWarning]) -> Disc
     """``discovery`` carrying ``warnings`` instead of its own (what ``check`` renders)."""
     return dataclasses.replace(discovery, warnings=tuple(warnings))
 
+
+
+
+def evaluate_with_setup_warnings(engine: Engine, facts: Facts) -> Evaluation:
+    """``engine.evaluate(facts)`` plus the warnings of ``check`` about how the run is set up
+    rather than about a rule file (``env-value`` for ``PI_RULES_MAX_TOKENS=20k``, a lint
+    check that failed): what ``report`` prints, so a budget it shows is never silently
+    misread (issue 34)."""
+    discovery = engine.discover(facts.cwd, facts.trusted, facts.host)
+    evaluation = engine.evaluate(facts, discovery)
+    rule_files = {r.file.path for r in discovery.rules} | {e.path for e in discovery.errors}
+    ignore = engine.settings(facts.cwd, facts.trusted).lint_ignore
+    found = lint(engine, discovery, cwd=facts.cwd, trusted=facts.trusted, max_tokens=facts.max_tokens, ignore=ignore)
+    own = set(evaluation.warnings)
+    more = tuple(w for w in found if w not in own and w.path not in rule_files)
+    return dataclasses.replace(evaluation, warnings=(*evaluation.warnings, *more)) if more else evaluation

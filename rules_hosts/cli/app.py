@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from rules_core.engine.core import Engine
-from rules_core.lint.check import lint, with_warnings
+from rules_core.lint.check import evaluate_with_setup_warnings, lint, with_warnings
 from rules_core.lookup import find_by_id
 from rules_core.plugins.manager import PluginLoadError, list_plugins
 from rules_core.model import Facts
@@ -307,7 +307,7 @@ def _cmd_read(command: Command) -> int:
 def _cmd_render(command: Command) -> int:
     if command.args.host in PREVIEWS:  # an agent pi-rules does not drive: what it loads by itself
         return _preview(command, "render")
-    evaluation = command.engine.evaluate(command.facts())
+    evaluation = evaluate_with_setup_warnings(command.engine, command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
@@ -318,7 +318,7 @@ def _cmd_render(command: Command) -> int:
 def _cmd_report(command: Command) -> int:
     if command.args.host in PREVIEWS:
         return _preview(command, "report")
-    evaluation = command.engine.evaluate(command.facts())
+    evaluation = evaluate_with_setup_warnings(command.engine, command.facts())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
