@@ -28,6 +28,7 @@ from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_op
 from rules_hosts.cli.config import add_budget_options, add_config_command, command_options, configured_engine
 from rules_hosts.session.facts import LIVE, host_facts
 from rules_hosts.cli.init import run_init
+from rules_hosts.cli.notes import outside_project
 from rules_hosts.shapes import (
     conditions_json,
     errors_json,
@@ -241,7 +242,8 @@ def _add_agent(parser: argparse.ArgumentParser) -> None:
 def _cmd_list(command: Command) -> int:
     discovery = command.engine.discover(command.cwd, not command.args.untrusted)
     if command.args.json:
-        command.print_json({"rules": [rule_json(r) for r in discovery.rules], "errors": errors_json(discovery.errors)})
+        rules = [rule_json(r) | {"conditions": conditions_json(r)} for r in discovery.rules]
+        command.print_json({"rules": rules, "errors": errors_json(discovery.errors)})
     else:
         sys.stdout.write(command.render("list", {"discovery": discovery}))
     return 0
@@ -270,9 +272,12 @@ def _cmd_check(command: Command) -> int:
 
 def _cmd_explain(command: Command) -> int:
     explanation = command.engine.explain(command.facts(), command.args.path)
+    outside = outside_project(command.engine, command.cwd, not command.args.untrusted, command.args.path)
     if command.args.json:
-        command.print_json(explanation_json(explanation))
+        command.print_json(explanation_json(explanation) | ({"outsideProject": outside} if outside else {}))
     else:
+        if outside:
+            print(f"pi-rules explain: note: {outside}", file=sys.stderr)
         sys.stdout.write(command.render("explain", {"explanation": explanation}))
     return 0
 
