@@ -58,9 +58,18 @@ def errors_json(errors: Sequence[RuleError]) -> list[dict[str, str]]:
     return [{"kind": e.kind, "path": e.path, "message": e.message} for e in errors]
 
 
-def warnings_json(warnings: Sequence[RuleWarning]) -> list[dict[str, str]]:
-    """CONTRACT §6: ``{"code", "path", "message"}`` each."""
-    return [{"code": w.code, "path": w.path, "message": w.message} for w in warnings]
+def warnings_json(warnings: Sequence[RuleWarning]) -> list[dict[str, Any]]:
+    """CONTRACT §6: ``{"code", "path", "message"}`` each, plus ``line`` (and ``column``) when
+    the warning has a place in its file (issue 34)."""
+    shaped: list[dict[str, Any]] = []
+    for w in warnings:
+        entry: dict[str, Any] = {"code": w.code, "path": w.path, "message": w.message}
+        if w.line is not None:
+            entry["line"] = w.line
+            if w.column is not None:
+                entry["column"] = w.column
+        shaped.append(entry)
+    return shaped
 
 
 def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:

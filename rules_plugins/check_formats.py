@@ -7,7 +7,9 @@ SARIF 2.1.0 log for code scanning, errors at level ``error`` and warnings at lev
 ``ruleId``). Messages and paths come from untrusted rule files: the github escaping keeps
 every entry one command line (nothing in a message can start another), and the SARIF
 log is JSON. A path that is not absolute names no file (``env-value`` names a variable):
-its annotation has no ``file``, its SARIF result a logical location instead.
+its annotation has no ``file``, its SARIF result a logical location instead. Paths are
+relative to ``annotation_root`` (``GITHUB_WORKSPACE``, else the git root, else the working
+directory), lines and columns are the warning's own (docs/lint.md).
 """
 
 from __future__ import annotations
@@ -63,21 +65,44 @@ def pi_rules_output_formats() -> Sequence[OutputFormat]:
 
 
 def render_github(data: Mapping[str, Any]) -> str:
+    """One workflow command per entry: ``::warning file=…,line=…,col=…,title=…::message``
+    (GitHub's "Workflow commands for GitHub Actions", "Setting a warning message"). The
+    runner resolves ``file`` against the repository's root (``GITHUB_WORKSPACE``), not the
+    step's working directory, so paths are relative to ``annotation_root``."""
     discovery: Discovery = data["discovery"]
-    cwd: str = data["cwd"]
-    entries = [("error", e.kind, e.path, e.message) for e in discovery.errors]
-    entries += [("warning", w.code, w.path, w.message) for w in discovery.warnings]
+    root = annotation_root(data)
     lines = []
-    for level, code, path, message in entries:
+    for level, code, path, message, line, column in _entries(discovery):
         title = f"title={_property('pi-rules ' + code)}"
         if not os.path.isabs(path):  # a variable, not a file: the message names it
             lines.append(f"::{level} {title}::{_data(path + ': ' + message)}\n")
             continue
-        relative = _relative(path, cwd)
+        relative = _relative(path, root)
         file = relative if relative is not None else os.path.abspath(path)
-        # Entries carry no line number; line=1 still anchors the annotation to the file.
-        lines.append(f"::{level} file={_property(file)},line=1,{title}::{_data(message)}\n")
+        # line=1 without a line of its own still anchors the annotation to the file.
+        where = f"line={line or 1}" + (f",col={column}" if line and column else "")
+        lines.append(f"::{level} file={_property(file)},{where},{title}::{_data(message)}\n")
     return "".join(lines)
+
+
+def annotation_root(data: Mapping[str, Any]) -> str:
+    """What paths are relative to: ``GITHUB_WORKSPACE`` (the checkout GitHub resolves an
+    annotation's ``file`` against) when it is set and holds the working directory, else
+    the git root, else the working directory."""
+    cwd = os.path.abspath(data["cwd"])
+    workspace = (data.get("env") or {}).get("GITHUB_WORKSPACE", "")
+    if workspace and os.path.isabs(workspace):
+        workspace = os.path.normpath(workspace)
+        if cwd == workspace or cwd.startswith(workspace.rstrip(os.sep) + os.sep):
+            return workspace
+    return os.path.abspath(data.get("git_root") or cwd)
+
+
+def _entries(discovery: Discovery) -> list[tuple[str, str, str, str, int | None, int | None]]:
+    entries: list[tuple[str, str, str, str, int | None, int | None]]
+    entries = [("error", e.kind, e.path, e.message, None, None) for e in discovery.errors]
+    entries += [("warning", w.code, w.path, w.message, w.line, w.column) for w in discovery.warnings]
+    return entries
 
 
 def _data(text: str) -> str:
@@ -93,19 +118,17 @@ def _property(text: str) -> str:
 
 def render_sarif(data: Mapping[str, Any]) -> str:
     discovery: Discovery = data["discovery"]
-    cwd = os.path.abspath(data["cwd"])
+    root = annotation_root(data)
     rules: dict[str, tuple[int, str]] = {}  # code -> (index, level of its first entry)
-    entries = [("error", e.kind, e.path, e.message) for e in discovery.errors]
-    entries += [("warning", w.code, w.path, w.message) for w in discovery.warnings]
     results = []
-    for level, code, path, message in entries:
+    for level, code, path, message, line, column in _entries(discovery):
         index, _ = rules.setdefault(code, (len(rules), level))
         results.append({
             "ruleId": code,
             "ruleIndex": index,
             "level": level,
             "message": {"text": message},
-            "locations": [_location(path, cwd)],
+            "locations": [_location(path, root, line, column)],
         })
     driver = {
         "name": "pi-rules",
@@ -119,7 +142,7 @@ def render_sarif(data: Mapping[str, Any]) -> str:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": driver},
-            "originalUriBaseIds": {"SRCROOT": {"uri": _file_uri(cwd).rstrip("/") + "/"}},
+            "originalUriBaseIds": {"SRCROOT": {"uri": _file_uri(root).rstrip("/") + "/"}},
             "results": results,
         }],
     }
@@ -128,16 +151,19 @@ def render_sarif(data: Mapping[str, Any]) -> str:
     return safe_json(log) + "\n"
 
 
-def _location(path: str, cwd: str) -> dict[str, Any]:
+def _location(path: str, root: str, line: int | None, column: int | None) -> dict[str, Any]:
     if not os.path.isabs(path):  # a variable (env-value), not a file
         return {"logicalLocations": [{"name": path, "kind": "variable"}]}
-    relative = _relative(path, cwd)
+    relative = _relative(path, root)
     if relative is not None:
         artifact = {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": "SRCROOT"}
     else:
         artifact = {"uri": _file_uri(path)}
-    # Entries carry no line number; code scanning needs a region to place a result.
-    return {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}
+    # Code scanning needs a region to place a result: line 1 for the file as a whole.
+    region: dict[str, int] = {"startLine": line or 1}
+    if line and column:
+        region["startColumn"] = column
+    return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
 def _summary(code: str, level: str) -> str:
@@ -146,9 +172,9 @@ def _summary(code: str, level: str) -> str:
     return CODE_SUMMARIES.get(code, f"A rule file warning ({code}).")
 
 
-def _relative(path: str, cwd: str) -> str | None:
-    """The cwd-relative ``/`` path of a file strictly inside ``cwd``, else ``None``."""
-    root = os.path.abspath(cwd).rstrip(os.sep) + os.sep
+def _relative(path: str, base: str) -> str | None:
+    """The ``base``-relative ``/`` path of a file strictly inside ``base``, else ``None``."""
+    root = os.path.abspath(base).rstrip(os.sep) + os.sep
     if path.startswith(root) and len(path) > len(root):
         return path[len(root):].replace(os.sep, "/")
     return None

@@ -12,7 +12,7 @@ listed in the index instead of sent, in every session, and the warning says so.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rules_core import hookimpl
 from rules_core.lint_context import LintContext
@@ -59,7 +59,6 @@ def _section_budget(
         return []
     kept_rules = [r for r in active if r.pool is None]
     dropped = [r for r in counted if dropped_by.get(r.id) == "budget"]
-    together = f"the {len(counted)} always-on rules need ~{total} estimated tokens together, over the budget of {limit}"
     if not dropped:
         # One rule alone over the budget is still sent (the first candidate always is);
         # then it is every other matching pinned rule that loses.
@@ -70,13 +69,11 @@ def _section_budget(
             f"matches is dropped — {FIXES}"
         ), "lint-budget")]
     kept, lost = _named(kept_rules, cost), _named(dropped, cost)
-    return [
-        RuleWarning(CODE, rule.file.path, (
-            f"always-on rule {rule.id} (~{cost[rule.id]} tokens) is dropped in every session that "
-            f"activates nothing else: {together}; sent: {kept}; dropped: {lost} — {FIXES}"
-        ), "lint-budget")
-        for rule in dropped
-    ]
+    summary = (f"{len(counted)} always-on rules need ~{total} estimated tokens together, over the budget of "
+               f"{limit}: every session that activates nothing else sends {kept} and drops {lost} — {FIXES}")
+    return _summary_then_each(dropped, summary, lambda rule: (
+        f"always-on rule {rule.id} (~{cost[rule.id]} tokens) is dropped by the budget of {limit} "
+        "(the budget-overflow summary says why and what to do)"))
 
 
 def _pool(pool: BudgetPool, members: list[Rule], dropped_by: dict[str, str], cost: dict[str, int]) -> list[RuleWarning]:
@@ -86,14 +83,21 @@ def _pool(pool: BudgetPool, members: list[Rule], dropped_by: dict[str, str], cos
         return []
     listed = [r for r in members if dropped_by.get(r.id) == "budget"]
     kept, lost = _named([r for r in members if r not in listed], cost), _named(listed, cost)
-    return [
-        RuleWarning(CODE, rule.file.path, (
-            f"always-on rule {rule.id} (~{cost[rule.id]} tokens) does not fit the {pool.name} pool in any "
-            f"session: the {len(members)} always-on rules of the pool need ~{total} estimated tokens together, "
-            f"over its {pool.max_tokens}; sent: {kept or 'none'}; listed in the index instead: {lost} — {POOL_FIXES}"
-        ), "lint-budget")
-        for rule in listed
-    ]
+    summary = (f"{len(members)} always-on rules of the {pool.name} pool need ~{total} estimated tokens together, "
+               f"over its {pool.max_tokens}: every session sends {kept or 'none'} and lists {lost} in the index "
+               f"instead — {POOL_FIXES}")
+    return _summary_then_each(listed, summary, lambda rule: (
+        f"always-on rule {rule.id} (~{cost[rule.id]} tokens) does not fit the {pool.name} pool: it is listed "
+        "in the index, not sent (the budget-overflow summary says why and what to do)"))
+
+
+def _summary_then_each(rules: Sequence[Rule], summary: str, line: Callable[[Rule], str]) -> list[RuleWarning]:
+    """One summary per budget, then a short line per rule (issue 34: the long message was
+    repeated for every dropped rule). The summary goes on the file that sorts first, and
+    starts with a digit, so ``check``'s order (path, code, message) shows it first."""
+    first = min(rules, key=lambda r: r.file.path)
+    return [RuleWarning(CODE, first.file.path, summary, "lint-budget"),
+            *(RuleWarning(CODE, rule.file.path, line(rule), "lint-budget") for rule in rules)]
 
 
 def _named(rules: Sequence[Rule], cost: dict[str, int]) -> str:

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from rules_core import hookimpl
 from rules_core.globs.matching import GlobError, compile_glob
-from rules_core.lint_context import LintContext
+from rules_core.lint_context import LintContext, locate
 from rules_core.model import Discovery, Rule, RuleWarning
 from rules_core.paths import is_as_written
 
@@ -48,8 +48,10 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
         for rule, glob in pairs:
             if answers.get((glob,)) is None:
                 holds_files = (f"{glob}/**",) in answers and answers[(f"{glob}/**",)] is not None
+                text = context.read_text(rule)
+                line, column = locate(text, glob) if text is not None else (None, None)
                 found.append(RuleWarning(CODE, rule.file.path, _message(rule, glob, base, context.cwd, holds_files),
-                                         "lint-globs"))
+                                         "lint-globs", line, column))
     return found
 
 

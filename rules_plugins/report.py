@@ -112,6 +112,7 @@ def render_show(rule: Rule, cwd: str) -> str:
         f"source: {rule.source} ({safe_line(rule.file.plugin)})",
         f"description: {safe_line(rule.description)}",
         f"conditions: {describe_conditions(rule)}",
+        *_folder_line(rule, cwd),
         f"load: {rule.load}",
         f"enforcement: {rule.enforcement}",
         f"priority: {rule.priority}",
@@ -122,6 +123,19 @@ def render_show(rule: Rule, cwd: str) -> str:
         # Keys kept for other features (e.g. imported stream-rule keys), shown as read.
         lines.append(f"{safe_line(str(key))}: {safe_line(_shown(rule.extra[key]))}")
     return "\n".join(lines) + "\n\n" + safe_block(rule.body) + "\n"
+
+
+def _folder_line(rule: Rule, cwd: str) -> list[str]:
+    """The folder a rule of a nested folder belongs to (issue 34: ``show`` omitted it): its
+    globs are relative to it, and an on-demand one is offered only while the agent works
+    there (the ``folder-scope`` matcher)."""
+    base, root = rule.file.base.rstrip("/"), cwd.rstrip("/")
+    if rule.source != "project" or not base.startswith(root + "/"):
+        return []
+    folder = base[len(root) + 1:] + "/"
+    if rule.load == "on-demand":
+        return [f"folder: {safe_line(folder)} (offered only while a touched path lies under it)"]
+    return [f"folder: {safe_line(folder)} (its globs are relative to it)"]
 
 
 def _shown(value: object) -> str:
@@ -146,15 +160,20 @@ def _warning_line(warning: RuleWarning, cwd: str) -> str:
     return f"warning {warning.code} {safe_line(_display_path(warning.path, cwd))}: {safe_line(warning.message)}"
 
 
+LIST_HEADER = ("ID", "FILE", "SOURCE", "FORMAT", "PATH")
+
+
 def render_list(discovery: Discovery, cwd: str) -> str:
     rows = [
         (r.id, r.relative_path, r.source, r.file.plugin, _path_with_aliases(r, cwd))
         for r in discovery.rules
     ]
-    widths = [max((len(safe_line(row[i])) for row in rows), default=0) for i in range(4)]
+    # A header row names the columns (issue 34); it is part of the widths like any row.
+    table = [LIST_HEADER, *rows] if rows else []
+    widths = [max((len(safe_line(row[i])) for row in table), default=0) for i in range(4)]
     lines = [
         "  ".join(safe_line(cell).ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + safe_line(row[4])
-        for row in rows
+        for row in table
     ]
     if not rows:
         lines.append("no rules found")

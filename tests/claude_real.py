@@ -9,6 +9,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import socket
 import subprocess
 import threading
@@ -97,6 +98,9 @@ def claude_env(tmp: Path, base_url: str, proxy: str) -> dict[str, str]:
         # Whatever slips past them goes to the trap, not to the internet.
         HTTPS_PROXY=proxy, HTTP_PROXY=proxy, https_proxy=proxy, http_proxy=proxy,
         NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+        # pi-rules on PATH, as the shared project scope of --install requires (it writes the
+        # bare name; docs/hosts.md, "Install").
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     )
     return env
 

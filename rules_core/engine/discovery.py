@@ -29,6 +29,8 @@ from rules_core.lookup import RULE_URL
 from rules_core.model import Discovery, DiscoveryContext, ImporterInfo, Rule, RuleError, RuleFile, RuleWarning
 from rules_core.paths import ancestors_between
 from rules_core.safe import invisible_in
+from rules_core.lint_context import position
+from rules_core.discovery.reading import read_rule_text
 
 MAX_CWDS = 256  # git roots remembered, one per working directory asked about
 # What one discovery loads at most, whatever the sources list (issue 14, "caps with
@@ -216,11 +218,23 @@ def _invisible_warnings(rules: Sequence[Rule]) -> tuple[RuleWarning, ...]:
         hidden = sorted({f"U+{ord(c):04X}" for c in invisible_in(rule.body + rule.description)})
         if hidden:
             shown = ", ".join(hidden[:5]) + (f" and {len(hidden) - 5} more" if len(hidden) > 5 else "")
+            line, column = _first_invisible(rule.file.path)
             found.append(RuleWarning("invisible-characters", rule.file.path, (
                 f"the rule holds invisible characters ({shown}) a reader cannot see but a model reads; they are "
                 "shown as escapes in the section — remove them unless you put them there on purpose"
-            ), rule.file.plugin))
+            ), rule.file.plugin, line, column))
     return tuple(found)
+
+
+def _first_invisible(path: str) -> tuple[int | None, int | None]:
+    """Where the file's first invisible character is, so an annotation lands on its line;
+    read again only for a rule that has one (rare), without following a link swapped in."""
+    text = read_rule_text(path, follow=False)
+    if not isinstance(text, str):
+        return None, None
+    hidden = invisible_in(text)
+    index = min((text.find(c) for c in hidden), default=-1)
+    return position(text, index) if index >= 0 else (None, None)
 
 
 def _holds_home(root: str, home: str | None) -> bool:

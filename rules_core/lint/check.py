@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 from rules_core.discovery.containment import Containment, Unresolved
 from rules_core.deadline import DEADLINE_ENV, DeadlineExceeded, deadline
 from rules_core.lint_context import LintContext, Scan
-from rules_core.model import Discovery, Facts, Rule, RuleWarning
+from rules_core.model import Discovery, Evaluation, Facts, Rule, RuleWarning
 from rules_core.discovery.reading import read_rule_text
 from rules_core.settings.load import filter_warnings
 from rules_core.settings.resolved import Resolved
@@ -120,3 +120,19 @@ def with_warnings(discovery: Discovery, warnings: Sequence[RuleWarning]) -> Disc
     """``discovery`` carrying ``warnings`` instead of its own (what ``check`` renders)."""
     return dataclasses.replace(discovery, warnings=tuple(warnings))
 
+
+def evaluate_with_setup_warnings(engine: Engine, facts: Facts, resolved: Resolved | None = None) -> Evaluation:
+    """``engine.evaluate(facts)`` plus the warnings of ``check`` about how the run is set up
+    rather than about a rule file (``env-value`` for ``PI_RULES_MAX_TOKENS=20k``, a lint
+    check that failed): what ``report`` prints, so a budget it shows is never silently
+    misread (issue 34). ``resolved``: the call's settings (else read once here)."""
+    resolved = resolved if resolved is not None else engine.resolve(facts.cwd, facts.trusted, facts.host)
+    discovery = engine.discover(facts.cwd, facts.trusted, facts.host, resolved)
+    evaluation = engine.evaluate(facts, discovery, resolved=resolved)
+    rule_files = {r.file.path for r in discovery.rules} | {e.path for e in discovery.errors}
+    top = resolved.for_host(None)  # [lint] ignore of the top level, as check reads it
+    found = lint(engine, discovery, cwd=facts.cwd, trusted=facts.trusted, max_tokens=facts.max_tokens,
+                 ignore=top.lint_ignore, resolved=top)
+    own = set(evaluation.warnings)
+    more = tuple(w for w in found if w not in own and w.path not in rule_files)
+    return dataclasses.replace(evaluation, warnings=(*evaluation.warnings, *more)) if more else evaluation

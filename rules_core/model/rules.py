@@ -76,12 +76,15 @@ class RuleError:
 @dataclass(frozen=True)
 class RuleWarning:
     """Something a user should know that loads no rule and breaks none (``check`` exits 0):
-    ``code`` is stable, lower-case, hyphenated (``cwd-only``)."""
+    ``code`` is stable, lower-case, hyphenated (``cwd-only``); ``line``/``column`` its 1-based
+    place in ``path``, ``None``: the whole file."""
 
     code: str
     path: str
     message: str
     plugin: str = ""
+    line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,17 @@
 A settings file may come with the repository, so it is read under a size cap and its JSON
 is judged strictly (no ``NaN``, no nesting deep enough to blow the stack). Writes go to a
 temporary file in the same directory and are renamed over the old one, so Claude Code
-never reads half a file; the old content is copied to ``<file>.bak`` first, with the
-file's own permissions (``~/.claude.json`` holds account data and is often ``0600``). A
+never reads half a file; the old content is copied to a backup first, with the file's own
+permissions (``~/.claude.json`` holds account data and is often ``0600``). A
 symbolic link (dotfiles managers) is written through, not replaced.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from typing import Any
+from typing import Any, Mapping
 
 from rules_core.discovery.cache_files import write_atomically
 
@@ -23,8 +24,17 @@ class FileProblem(Exception):
     """A file we must not merge into; the message says what is wrong with it."""
 
 
-def backup_path(path: str) -> str:
-    return os.path.realpath(path) + ".bak"
+def backup_path(path: str, env: Mapping[str, str]) -> str:
+    """Where the backup of ``path`` goes: pi-rules' state directory, never beside the file,
+    so a project file's backup is no untracked file in the repository (docs/hosts.md). The
+    file's real path names the backup, ``/`` spelt ``%`` as Vim's undo files do."""
+    base = env.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative value is invalid, use the default
+        base = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    name = os.path.realpath(path).replace("%", "%%").replace(os.sep, "%")
+    if len(name) > 200:  # a file name's limit is 255 bytes: keep the tail, tell apart by hash
+        name = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16] + name[-180:]
+    return os.path.join(base, "pi-rules", "backups", name + ".bak")
 
 
 def read_json(path: str) -> Any:
@@ -58,16 +68,17 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def write_json(path: str, data: Any, backup: bool) -> None:
+def write_json(path: str, data: Any, backup: str | None) -> None:
     """Replace the file with ``data`` (2-space indent, trailing newline) or, for ``None``,
-    remove it; with ``backup``, copy the old bytes to ``<file>.bak`` first."""
+    remove it; with ``backup``, copy the old bytes to that path first."""
     real = os.path.realpath(path)
     directory = os.path.dirname(real)
     os.makedirs(directory, exist_ok=True)
     mode = _mode(real)
     if backup:
+        os.makedirs(os.path.dirname(backup), mode=0o700, exist_ok=True)
         with open(real, "rb") as handle:
-            _atomic_write(backup_path(real), handle.read(), mode)
+            _atomic_write(backup, handle.read(), mode)
     if data is None:
         os.remove(real)
         return
@@ -90,3 +101,9 @@ def _mode(path: str) -> int:
 def _atomic_write(path: str, payload: bytes, mode: int) -> None:
     directory, name = os.path.split(path)
     write_atomically(directory, name, payload, sync=True, mode=mode, prefix=f".{name}.")
+
+
+def json_kind(value: Any) -> str:
+    """What JSON calls ``value``'s type, for messages about a file's shape."""
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")

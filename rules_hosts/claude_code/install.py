@@ -1,16 +1,15 @@
 """``pi-rules hook claude-code --install | --uninstall | --print-config``: the adapter's setup.
 
 Claude Code reads hooks from its settings files and MCP servers from ``.mcp.json`` (project
-scope) or ``~/.claude.json`` (local and user scope), so one install touches two files per
-scope. Both are merged, never replaced: every other key, hook and server stays, our own
-entries are recognised by their command (``…pi-rules hook claude-code``, ``…pi-rules mcp``)
-wherever an older install put them, and a file that cannot be read as the object Claude Code
-expects is refused untouched. See docs/hosts.md ("Install").
+scope) or ``~/.claude.json`` (local, user), so one install touches two files per scope, both
+merged, never replaced: every other key, hook and server stays, our entries are known by
+their command (``…pi-rules hook claude-code``, ``…pi-rules mcp``) wherever an older install
+put them, and a file that is not the object Claude Code expects is refused untouched
+(docs/hosts.md, "Install").
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shlex
@@ -22,7 +21,8 @@ from rules_core.safe import safe_line
 
 from rules_hosts.cli.launch import shell_command
 from rules_hosts.protocols.mcp import SERVER_NAME, server_entry
-from ._install_files import FileProblem, backup_path, read_json, write_json
+from ._install_files import FileProblem, backup_path, json_kind, read_json, write_json
+from ._install_scope import MCP_INSTALL as _MCP_INSTALL, ScopeRefused, mcp_sdk_installed, scope_launch, skipped_mcp_note
 from .tools import MATCHER
 
 SETTINGS_FILE = ".claude/settings.json"
@@ -32,7 +32,6 @@ SCOPES = ("project", "local", "user")
 TIMEOUT = 30  # seconds Claude Code gives each hook
 _HOOK_WORDS = ["hook", "claude-code"]
 _MODULES = ("rules_hosts", "rules_core")  # `python -m …` forms of older installs
-_MCP_INSTALL = "pip install 'pi-rules[mcp]' (from a checkout: pip install -e '.[mcp]')"
 _INSTALL_NOTES = {
     SETTINGS_FILE: (
         "# .claude/settings.json: the hooks (path rules, rules attached to tool results).\n"
@@ -160,18 +159,18 @@ def is_our_server(entry: Any) -> bool:
 def check_settings(data: Any) -> str | None:
     """Why a settings object is not one we can merge into (None: it is)."""
     if not isinstance(data, dict):
-        return f"the file holds a JSON {_kind(data)}, not an object"
+        return f"the file holds a JSON {json_kind(data)}, not an object"
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
-        return f'"hooks" is a JSON {_kind(hooks)}, not an object of event names'
+        return f'"hooks" is a JSON {json_kind(hooks)}, not an object of event names'
     for event, groups in hooks.items():
         if not isinstance(groups, list):
-            return f'"hooks.{event}" is a JSON {_kind(groups)}, not a list of matcher groups'
+            return f'"hooks.{event}" is a JSON {json_kind(groups)}, not a list of matcher groups'
         for i, group in enumerate(groups):
             if not isinstance(group, dict):
-                return f'"hooks.{event}[{i}]" is a JSON {_kind(group)}, not an object'
+                return f'"hooks.{event}[{i}]" is a JSON {json_kind(group)}, not an object'
             if not isinstance(group.get("hooks", []), list):
-                return f'"hooks.{event}[{i}].hooks" is a JSON {_kind(group["hooks"])}, not a list'
+                return f'"hooks.{event}[{i}].hooks" is a JSON {json_kind(group["hooks"])}, not a list'
     return None
 
 
@@ -217,33 +216,32 @@ def add_hooks(data: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
 def _servers_parent(data: dict[str, Any], at: tuple[str, ...]) -> tuple[dict[str, Any] | None, str | None]:
     """The object that holds ``mcpServers`` (None if absent), or why it cannot."""
     node: Any = data
-    where = []
+    where: list[str] = []
     for key in at:
         where.append(key)
         node = node.get(key) if isinstance(node, dict) else None
         if node is None:
             return None, None
         if not isinstance(node, dict):
-            return None, f'"{".".join(where)}" is a JSON {_kind(node)}, not an object'
+            return None, f'"{".".join(where)}" is a JSON {json_kind(node)}, not an object'
     return node, None
 
 
 def check_mcp(data: Any, at: tuple[str, ...]) -> str | None:
     """Why an object cannot take (or give back) our ``mcpServers`` entry (None: it can)."""
     if not isinstance(data, dict):
-        return f"the file holds a JSON {_kind(data)}, not an object"
+        return f"the file holds a JSON {json_kind(data)}, not an object"
     parent, problem = _servers_parent(data, at)
     if problem is not None or parent is None:
         return problem
     servers = parent.get("mcpServers", {})
     if not isinstance(servers, dict):
-        return f'"mcpServers" is a JSON {_kind(servers)}, not an object of servers'
+        return f'"mcpServers" is a JSON {json_kind(servers)}, not an object of servers'
     return None
 
 
 def check_mcp_install(data: Any, at: tuple[str, ...]) -> str | None:
-    """As ``check_mcp``; also, a ``pi-rules`` server someone else wrote is not ours to replace
-    (uninstall simply leaves it)."""
+    """As ``check_mcp``; a ``pi-rules`` server someone else wrote is not ours (uninstall leaves it)."""
     problem = check_mcp(data, at)
     if problem is not None:
         return problem
@@ -294,24 +292,29 @@ def remove_server(data: dict[str, Any], at: tuple[str, ...]) -> dict[str, Any]:
     return data if parent is None or problem is not None else _with_servers(data, at, change)
 
 
-def _kind(value: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
-    return names.get(type(value), "number")
-
-
 # -- the commands -----------------------------------------------------------------------
+
+_Change = tuple[Target, Callable[[Any], "str | None"], Callable[[dict[str, Any]], dict[str, Any]]]
+
 
 
 def install(cwd: str, scope: str, stdout: TextIO, stderr: TextIO, env: Mapping[str, str]) -> int:
     settings, mcp = targets(scope, cwd, env)
-    wanted, entry = config(), server_entry()
-    code = _apply(
-        [(settings, check_settings, lambda d: add_hooks(d, wanted)),
-         (mcp, lambda d: check_mcp_install(d, mcp.mcp_at or ()), lambda d: add_server(d, mcp.mcp_at or (), entry))],
-        "installed", stdout, stderr, keep_empty=True,
-    )
-    if code == 0 and importlib.util.find_spec("mcp") is None:
-        stderr.write(f"pi-rules: note: the MCP server needs the MCP SDK, not installed here: {_MCP_INSTALL}\n")
+    try:
+        launch, note = scope_launch(scope, env)
+    except ScopeRefused as exc:
+        stderr.write(f"pi-rules: refusing to install --scope {scope}: {exc}.\n")
+        return 1
+    wanted = config(hook_command(launch))
+    entry = {"command": launch[0], "args": [*launch[1:], "mcp"]}
+    changes: list[_Change] = [(settings, check_settings, lambda d: add_hooks(d, wanted))]
+    with_mcp = mcp_sdk_installed()  # without the SDK, Claude Code would list a server that fails
+    if with_mcp:
+        changes.append((mcp, lambda d: check_mcp_install(d, mcp.mcp_at or ()),
+                        lambda d: add_server(d, mcp.mcp_at or (), entry)))
+    code = _apply(changes, "installed", stdout, stderr, keep_empty=True, env=env, note=note)
+    if code == 0 and not with_mcp:
+        stderr.write(skipped_mcp_note(scope))
     return code
 
 
@@ -320,14 +323,12 @@ def uninstall(cwd: str, scope: str, stdout: TextIO, stderr: TextIO, env: Mapping
     return _apply(
         [(settings, check_settings, remove_hooks),
          (mcp, lambda d: check_mcp(d, mcp.mcp_at or ()), lambda d: remove_server(d, mcp.mcp_at or ()))],
-        "uninstalled", stdout, stderr, keep_empty=False,
+        "uninstalled", stdout, stderr, keep_empty=False, env=env,
     )
 
 
-_Change = tuple[Target, Callable[[Any], "str | None"], Callable[[dict[str, Any]], dict[str, Any]]]
-
-
-def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, keep_empty: bool) -> int:
+def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, keep_empty: bool,
+           env: Mapping[str, str], note: str = "") -> int:
     """Read and check every file first, so a refused one leaves all of them untouched."""
     planned = []
     for target, check, change in changes:
@@ -353,16 +354,18 @@ def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, ke
             continue
         changed = True
         try:
-            write_json(target.path, after if (after or keep_empty) else None, backup=before is not None)
+            backup = backup_path(target.path, env) if before is not None else None
+            write_json(target.path, after if (after or keep_empty) else None, backup=backup)
         except OSError as exc:  # the files written before this one stay changed: say so
             stderr.write(f"pi-rules: cannot write {shown}: {safe_line(str(exc.strerror or exc))}; "
                          "the files listed above were changed, the others not\n")
             return 1
         verb = "created" if before is None else "removed" if not (after or keep_empty) else "updated"
-        note = f" (backup: {safe_line(backup_path(target.path))})" if before is not None else ""
-        stdout.write(f"{verb} {shown}{note}\n")
+        saved = f" (backup: {safe_line(backup)})" if backup is not None else ""
+        stdout.write(f"{verb} {shown}{saved}\n")
     if changed:
         stdout.write(f"pi-rules: {done}; restart Claude Code (or run /hooks) to load the change\n")
+        stderr.write(note)
     else:
         stdout.write(f"pi-rules: nothing to do, already {done}\n")
     return 0

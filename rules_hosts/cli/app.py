@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from rules_core.engine.core import Engine
-from rules_core.lint.check import lint, with_warnings
+from rules_core.lint.check import evaluate_with_setup_warnings, lint, with_warnings
 from rules_core.lookup import find_by_id
 from rules_core.plugins.manager import PluginLoadError, list_plugins
 from rules_core.model import Facts
@@ -36,6 +36,7 @@ from rules_hosts.cli.config import (
 )
 from rules_hosts.session.facts import LIVE, host_facts, shell_paths
 from rules_hosts.cli.init import run_init
+from rules_hosts.cli.notes import outside_project
 from rules_hosts.shapes import (
     catalogue_json,
     conditions_json,
@@ -230,7 +231,8 @@ def _parser(engine: Engine) -> argparse.ArgumentParser:
 def _cmd_list(command: Command) -> int:
     discovery = command.engine.discover(command.cwd, not command.args.untrusted, resolved=command.settings())
     if command.args.json:
-        command.print_json({"rules": [rule_json(r) for r in discovery.rules], "errors": errors_json(discovery.errors)})
+        rules = [rule_json(r) | {"conditions": conditions_json(r)} for r in discovery.rules]
+        command.print_json({"rules": rules, "errors": errors_json(discovery.errors)})
     else:
         sys.stdout.write(command.render("list", {"discovery": discovery}))
     return 0
@@ -251,15 +253,20 @@ def _cmd_check(command: Command) -> int:
         sys.stdout.write(command.render("check", {"discovery": discovery}))
     else:
         output = command.engine.hooks.output_formats("check")[name]
-        sys.stdout.write(output.render({"discovery": discovery, "cwd": command.cwd}))
+        git_root = command.engine.discovery.git_root(command.cwd) if trusted else None
+        sys.stdout.write(output.render({"discovery": discovery, "cwd": command.cwd, "git_root": git_root,
+                                        "env": command.engine.env}))
     return 1 if discovery.errors or (command.args.strict and discovery.warnings) else 0
 
 
 def _cmd_explain(command: Command) -> int:
     explanation = command.engine.explain(command.facts(), command.args.path, command.settings())
+    outside = outside_project(command.engine, command.cwd, not command.args.untrusted, command.args.path)
     if command.args.json:
-        command.print_json(explanation_json(explanation))
+        command.print_json(explanation_json(explanation) | ({"outsideProject": outside} if outside else {}))
     else:
+        if outside:
+            print(f"pi-rules explain: note: {outside}", file=sys.stderr)
         sys.stdout.write(command.render("explain", {"explanation": explanation}))
     return 0
 
@@ -295,7 +302,7 @@ def _cmd_read(command: Command) -> int:
 def _cmd_render(command: Command) -> int:
     if command.args.host in PREVIEWS:  # an agent pi-rules does not drive: what it loads by itself
         return _preview(command, "render")
-    evaluation = command.engine.evaluate(command.facts(), resolved=command.settings())
+    evaluation = evaluate_with_setup_warnings(command.engine, command.facts(), command.settings())
     if command.args.json:
         command.print_json(evaluation_json(evaluation))
     else:
@@ -306,7 +313,7 @@ def _cmd_render(command: Command) -> int:
 def _cmd_report(command: Command) -> int:
     if command.args.host in PREVIEWS:
         return _preview(command, "report")
-    evaluation = command.engine.evaluate(command.facts(), resolved=command.settings())
+    evaluation = evaluate_with_setup_warnings(command.engine, command.facts(), command.settings())
     catalogue = catalogue_json(evaluation, command.engine.hooks)
     if command.args.json:
         command.print_json({**evaluation_json(evaluation), "shellTouched": list(evaluation.facts.shell_touched),

@@ -1,4 +1,5 @@
-"""``pi-rules init``: a project's first ``.pi/rules/`` and a commented ``.pi/rules.toml``.
+"""``pi-rules init``: a project's first ``.pi/rules/``, a commented ``.pi/rules.toml`` and
+``.pi/rules.test.yaml`` with passing cases for the example rule.
 
 It never overwrites: a file that exists (a symbolic link included, dangling or not) is
 skipped and named, and the example rule is also skipped when ``.pi/rules/`` already holds
@@ -19,6 +20,7 @@ from rules_core.safe import safe_line
 
 EXAMPLE_RULE = ".pi/rules/example.md"
 SETTINGS_FILE = ".pi/rules.toml"
+TEST_FILE = ".pi/rules.test.yaml"
 
 # A rule about writing rules: it activates only while the agent touches a rule file
 # (match: touched), so it costs nothing elsewhere and is useful where it shows up.
@@ -87,7 +89,24 @@ SETTINGS_TEXT = """\
 # max_tokens = 8000
 """
 
-_FILES = ((EXAMPLE_RULE, EXAMPLE_RULE_TEXT), (SETTINGS_FILE, SETTINGS_TEXT))
+# The example rule's own tests, so the first `pi-rules test` after `init` passes (issue 34)
+# and shows the format; written only beside the example rule it tests.
+TEST_TEXT = """\
+# Rule tests (created by `pi-rules init`): `pi-rules test` runs every case and says
+# PASS or FAIL; docs/testing-rules.md lists every fact and expectation. Edit them as
+# your rules change, and add a case for each rule you write.
+- name: the example rule applies while the agent edits a rule file
+  touched: .pi/rules/example.md
+  expect:
+    active: [example]
+
+- name: the example rule stays out of application code
+  touched: src/app.py
+  expect:
+    not_active: [example]
+"""
+
+_FILES = ((EXAMPLE_RULE, EXAMPLE_RULE_TEXT), (SETTINGS_FILE, SETTINGS_TEXT), (TEST_FILE, TEST_TEXT))
 
 
 @dataclass(frozen=True)
@@ -109,6 +128,8 @@ def init_project(cwd: str) -> InitResult:
     for relative, text in _FILES:
         target = os.path.join(cwd, *relative.split("/"))
         why = _reason_to_skip(cwd, relative, target)
+        if why is None and relative == TEST_FILE and EXAMPLE_RULE not in created:
+            why = "its cases test the example rule, which was not created"
         if why is not None:
             skipped.append((relative, why))
             continue
@@ -168,5 +189,6 @@ def run_init(command: Any) -> int:
         for path, why in result.failed:
             print(f"pi-rules init: cannot create {path}: {safe_line(why)}", file=sys.stderr)
         if EXAMPLE_RULE in result.created:
-            print(f"next: edit {EXAMPLE_RULE} (or write your own rules beside it), then run `pi-rules check`")
+            tests = " and `pi-rules test`" if TEST_FILE in result.created else ""
+            print(f"next: edit {EXAMPLE_RULE} (or write your own rules beside it), then run `pi-rules check`{tests}")
     return 1 if result.failed else 0

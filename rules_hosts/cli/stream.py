@@ -24,6 +24,7 @@ from rules_core.safe import safe_json, safe_line
 from rules_core.stream.watcher import SEARCH_SECONDS, StreamSpec, StreamWatcher, globs_gate, quote_snippet
 
 from rules_hosts.session.facts import LIVE, host_facts
+from rules_hosts.cli.stream_why import Surface as _Surface, quiet_rules
 
 MAX_SCAN_BYTES = 1 << 20  # a file larger than this is skipped (and counted)
 MAX_FINDINGS_PER_RULE = 100  # per file: a generated file must not flood the report
@@ -59,16 +60,28 @@ def _test(engine: Engine, args: argparse.Namespace, cwd: str) -> int:
         text = args.text
     facts = _facts(engine, args, cwd)
     source = args.source or ("tool" if args.tool else "text")
-    watcher = StreamWatcher(engine.stream_specs(facts), gate=globs_gate(cwd), touched=facts.touched)
-    path = normalize_touched((args.path,), cwd)[0] if args.path else None
+    discovery = engine.discover(cwd, facts.trusted)
+    specs = engine.stream_specs(facts, discovery)
+    gate = globs_gate(cwd)
+    watcher = StreamWatcher(specs, gate=gate, touched=facts.touched)
+    # A file's own path is the path it is checked as, unless --path says otherwise (issue 34).
+    named = args.path or (os.path.abspath(args.file) if args.file not in (None, "-") else None)
+    path = normalize_touched((named,), cwd)[0] if named else None
     result = watcher.check(source, text, tool=args.tool, path=path)
     for fault in watcher.faults:
         print(f"pi-rules stream test: {safe_line(fault)}", file=sys.stderr)
+    fired = {f.rule.id for f in result.fired}
+    quiet = quiet_rules(engine, discovery, specs, fired, _Surface(source, args.tool, path, facts.touched), gate)
     if args.json:
-        sys.stdout.write(safe_json({"fired": [f.to_json() for f in result.fired]}) + "\n")
+        rows = [{"id": rule_id, "armed": armed, "reason": why} for rule_id, armed, why in quiet]
+        sys.stdout.write(safe_json({"fired": [f.to_json() for f in result.fired], "notFired": rows}) + "\n")
     else:
         for firing in result.fired:
             print(f"{safe_line(firing.rule.id)}: {safe_line(firing.source)} {safe_line(firing.reason)}")
+        for rule_id, armed, why in quiet:
+            print(f"{safe_line(rule_id)}: {'armed' if armed else 'not armed'}, did not fire: {safe_line(why)}")
+        if not result.fired and not quiet:
+            print("no stream rule here (a rule with condition: or astCondition:); nothing to test")
     return 0
 
 

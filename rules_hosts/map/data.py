@@ -96,6 +96,8 @@ class RepoMap:
     conditional: tuple[str, ...]  # rules with a model, branch or tools condition the map cannot judge
     truncated: bool  # the folder or depth cap cut the walk
     errors: tuple[Mapping[str, str], ...]
+    partly_dead: tuple[str, ...] = ()  # some positive globs dead, others live: not "nowhere"
+    root: str | None = None  # the git root: what the HTML's paths are relative to (issue 34)
 
 
 def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | None = None,
@@ -141,13 +143,16 @@ def build_map(engine: Engine, cwd: str, *, trusted: bool = True, host: str | Non
         folders.append(Folder(relative, depth, len(names), len(sample), tuple(entries), demand,
                               any(o.status == "dropped" and o.cause == "budget" for o in evaluation.outcomes)))
     stream_ids = {r.id for r in streams}
+    dead, partly = _dead(engine, discovery, cwd, trusted, shown_budget, resolved.for_host(None))
     return RepoMap(
         cwd=cwd,
         host=host,
         budget=shown_budget,
         folders=tuple(folders),
         rules=tuple(_map_rule(engine, r, r.id in stream_ids) for r in discovery.rules),
-        dead=_dead(engine, discovery, cwd, trusted, shown_budget, resolved.for_host(None)),
+        dead=dead,
+        partly_dead=partly,
+        root=git_root,
         duplicates=tuple(tuple(r.id for r in group) for group in duplicate_groups(discovery.rules)),
         conditional=tuple(r.id for r in discovery.rules if _judged_elsewhere(r) and r.id not in stream_ids),
         truncated=truncated,
@@ -169,6 +174,7 @@ def map_json(repo: RepoMap) -> dict[str, Any]:
             for f in repo.folders
         ],
         "dead": list(repo.dead),
+        "partlyDead": list(repo.partly_dead),
         "duplicates": [list(group) for group in repo.duplicates],
         "conditional": list(repo.conditional),
         "rules": [
@@ -257,13 +263,22 @@ def _map_rule(engine: Engine, rule: Rule, stream: bool) -> MapRule:
 
 
 def _dead(engine: Engine, discovery: Discovery, cwd: str, trusted: bool, max_tokens: int,
-          settings: Resolved) -> tuple[str, ...]:
-    """Rules ``check`` warns have a glob matching no file (``dead-glob``), in discovery order
-    (``[lint] ignore`` of the top level, as ``check`` reads it)."""
+          settings: Resolved) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Rules whose every positive glob ``check`` warns about (``dead-glob``: they apply
+    nowhere), and rules with some dead globs beside live ones, each in discovery order
+    (``[lint] ignore`` of the top level, as ``check`` reads it). A glob the linter cannot
+    judge (as written) counts as live."""
     warnings = lint(engine, discovery, cwd=cwd, trusted=trusted, max_tokens=max_tokens,
                     ignore=settings.lint_ignore, resolved=settings)
-    paths = {w.path for w in warnings if w.code == DEAD_CODE}
-    return tuple(r.id for r in discovery.rules if r.file.path in paths)
+    counts: dict[str, int] = {}
+    for warning in dict.fromkeys(w for w in warnings if w.code == DEAD_CODE):
+        counts[warning.path] = counts.get(warning.path, 0) + 1
+    dead, partly = [], []
+    for rule in discovery.rules:
+        warned = counts.get(rule.file.path, 0)
+        if warned:
+            (dead if warned >= len(set(rule.positive_globs)) else partly).append(rule.id)
+    return tuple(dead), tuple(partly)
 
 
 def _sample(names: Sequence[str]) -> tuple[str, ...]:

@@ -46,7 +46,9 @@ def page_data(repo: RepoMap, depth: int) -> dict[str, Any]:
     index = {r.id: n for n, r in enumerate(repo.rules)}
     everywhere = _everywhere(repo)
     return {
-        "cwd": safe_line(repo.cwd),
+        # A shared page names no folder of the machine that made it (issue 34): the project
+        # by its name, rules by project-relative paths (docs/map.md, "Paths").
+        "cwd": safe_line(_project_name(repo)),
         "name": safe_line(os.path.basename(repo.cwd) or repo.cwd),
         "host": safe_line(repo.host) if repo.host else None,
         "budget": repo.budget,
@@ -55,7 +57,7 @@ def page_data(repo: RepoMap, depth: int) -> dict[str, Any]:
         "rules": [
             {
                 "id": safe_line(r.id), "format": safe_line(r.format), "plugin": safe_line(r.plugin),
-                "rel": safe_line(r.relative_path), "path": safe_line(r.path), "source": r.source,
+                "rel": safe_line(r.relative_path), "path": safe_line(_shown(repo, r.path)), "source": r.source,
                 "desc": safe_line(r.description), "load": r.load, "tokens": r.tokens, "stream": r.stream,
                 "cond": _conditions(r.conditions), "body": safe_block(r.body),
             }
@@ -70,10 +72,34 @@ def page_data(repo: RepoMap, depth: int) -> dict[str, Any]:
             for f in repo.folders
         ],
         "dead": [index[i] for i in repo.dead if i in index],
+        "partlyDead": [index[i] for i in repo.partly_dead if i in index],
         "duplicates": [[index[i] for i in group if i in index] for group in repo.duplicates],
         "conditional": [index[i] for i in repo.conditional if i in index],
-        "errors": [{k: safe_line(v) for k, v in e.items()} for e in repo.errors],
+        "errors": [{k: safe_line(_shown(repo, v) if k == "path" else v) for k, v in e.items()} for e in repo.errors],
     }
+
+
+def _project_name(repo: RepoMap) -> str:
+    """The mapped folder as the project's name and the folder's path in it (``repo/packages/app``)."""
+    root = repo.root if repo.root and repo.cwd.startswith(repo.root.rstrip(os.sep) + os.sep) else None
+    if root is None:
+        return os.path.basename(repo.cwd) or repo.cwd
+    return (os.path.basename(root) or root) + "/" + os.path.relpath(repo.cwd, root).replace(os.sep, "/")
+
+
+def _shown(repo: RepoMap, path: str) -> str:
+    """``path`` relative to the project (the git root, else the mapped folder), spelt from
+    the mapped folder (``../AGENTS.md`` for an ancestor's); ``~/…`` for a file in the home
+    folder outside it; absolute otherwise (a file that is nowhere in the project)."""
+    if not os.path.isabs(path):
+        return path  # a variable's name (env-value), not a file
+    project = repo.root or repo.cwd
+    if path == project or path.startswith(project.rstrip(os.sep) + os.sep):
+        return os.path.relpath(path, repo.cwd).replace(os.sep, "/")
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~") and path.startswith(home.rstrip(os.sep) + os.sep):
+        return "~/" + path[len(home.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+    return path
 
 
 def _everywhere(repo: RepoMap) -> dict[str, FolderRule]:

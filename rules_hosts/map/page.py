@@ -205,7 +205,8 @@ function showRule(index, node) {
   for (const [k, v] of rule.cond) rows.push([k, v]);
   if (!rule.cond.length) rows.push(["conditions", "none: always on"]);
   box.append(table(rows));
-  if (D.dead.includes(index)) box.append(el("p", "note", "A glob of this rule matches no file (pi-rules check: dead-glob)."));
+  if (D.dead.includes(index)) box.append(el("p", "note", "No glob of this rule matches a file: it applies nowhere (pi-rules check: dead-glob)."));
+  else if ((D.partlyDead || []).includes(index)) box.append(el("p", "note", "Some globs of this rule match no file (pi-rules check: dead-glob); the others apply."));
   const pre = el("pre", "", rule.body);
   pre.id = "detail-body";
   box.append(pre);

@@ -48,6 +48,8 @@ class Setup:
                     if not k.startswith(("PI_RULES_", "CLAUDE_", "XDG_")) or k in kept}
         self.env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.home / ".config"),
                         XDG_STATE_HOME=str(self.home / ".state"), XDG_CACHE_HOME=str(self.home / ".cache"))
+        # pi-rules on PATH, as after `pipx install`: the project scope writes the bare name.
+        self.env["PATH"] = os.pathsep.join([str(script.parent), "/usr/bin", "/bin"])
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(self.script), "--cwd", str(self.project), "hook", "claude-code", *args],
@@ -61,6 +63,10 @@ class Setup:
     def mcp(self) -> Path:
         return self.project / ".mcp.json"
 
+    def backup(self, path: Path) -> Path:
+        """Where the install keeps ``path``'s backup: the state directory, not the project."""
+        return self.home / ".state" / "pi-rules" / "backups" / (str(path.resolve()).replace("/", "%") + ".bak")
+
 
 @pytest.fixture
 def setup(tmp_path: Path) -> Setup:
@@ -71,12 +77,13 @@ def _load(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
-def _our_command() -> str:
-    return shlex.join([str(SCRIPT), "hook", "claude-code"])
+def _our_command(shared: bool = True) -> str:
+    """The project scope (shared files) runs the bare name; local and user the absolute path."""
+    return shlex.join(["pi-rules" if shared else str(SCRIPT), "hook", "claude-code"])
 
 
-def _our_mcp() -> dict[str, Any]:
-    return {"mcpServers": {"pi-rules": {"command": str(SCRIPT), "args": ["mcp"]}}}
+def _our_mcp(shared: bool = True) -> dict[str, Any]:
+    return {"mcpServers": {"pi-rules": {"command": "pi-rules" if shared else str(SCRIPT), "args": ["mcp"]}}}
 
 
 OTHERS = {
@@ -110,7 +117,7 @@ def test_install_into_a_project_without_files_creates_both(setup: Setup) -> None
         text = path.read_text()
         assert text.endswith("}\n") and text.startswith('{\n  "')  # 2-space indent, trailing newline
         assert f"created {path}" in done.stdout
-        assert not Path(str(path) + ".bak").exists()  # nothing existed to back up
+        assert not setup.backup(path).exists()  # nothing existed to back up
 
 
 def test_install_keeps_every_other_hook_server_and_key(setup: Setup) -> None:
@@ -127,9 +134,10 @@ def test_install_keeps_every_other_hook_server_and_key(setup: Setup) -> None:
         assert hooks[event] == ours[event]
     assert _load(setup.mcp)["mcpServers"] == {**OTHER_SERVERS["mcpServers"], **_our_mcp()["mcpServers"]}
     # The backup holds the file exactly as it was.
-    assert Path(f"{setup.settings}.bak").read_bytes() == old_settings
-    assert Path(f"{setup.mcp}.bak").read_bytes() == old_mcp
-    assert f"backup: {setup.settings}.bak" in done.stdout
+    assert setup.backup(setup.settings).read_bytes() == old_settings
+    assert setup.backup(setup.mcp).read_bytes() == old_mcp
+    assert f"backup: {setup.backup(setup.settings)}" in done.stdout
+    assert not list(setup.project.rglob("*.bak"))  # no untracked file in the repository
 
 
 def test_second_install_changes_nothing_and_says_so(setup: Setup) -> None:
@@ -162,7 +170,8 @@ def test_uninstall_removes_files_only_we_filled(setup: Setup) -> None:
     done = setup.run("--uninstall")
     assert done.returncode == 0
     assert not setup.settings.exists() and not setup.mcp.exists()
-    assert _load(Path(f"{setup.settings}.bak")) == config(_our_command())  # the backup still has it
+    assert _load(setup.backup(setup.settings)) == config(_our_command())  # the backup still has it
+    assert not list(setup.project.rglob("*.bak"))
 
 
 def test_an_older_install_is_replaced_not_duplicated(setup: Setup) -> None:
@@ -218,14 +227,14 @@ def test_scope_local_writes_settings_local_and_the_project_entry_of_claude_json(
     state.chmod(0o600)
     done = setup.run("--install", "--scope", "local")
     assert done.returncode == 0, done.stderr
-    assert _load(setup.project / ".claude" / "settings.local.json") == config(_our_command())
+    assert _load(setup.project / ".claude" / "settings.local.json") == config(_our_command(shared=False))
     assert not setup.settings.exists() and not setup.mcp.exists()
     now = _load(state)
     assert now["numStartups"] == 3 and now["projects"]["/elsewhere"] == original["projects"]["/elsewhere"]
-    assert now["projects"][str(setup.project)] == _our_mcp()
+    assert now["projects"][str(setup.project)] == _our_mcp(shared=False)
     # Claude Code's state file holds account data: the rewrite and the backup stay private.
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
-    assert stat.S_IMODE(Path(f"{state}.bak").stat().st_mode) == 0o600
+    assert stat.S_IMODE(setup.backup(state).stat().st_mode) == 0o600
     assert setup.run("--uninstall", "--scope", "local").returncode == 0
     assert _load(state) == original
     assert not (setup.project / ".claude" / "settings.local.json").exists()
@@ -234,20 +243,20 @@ def test_scope_local_writes_settings_local_and_the_project_entry_of_claude_json(
 def test_scope_user_writes_the_home_settings_and_the_root_of_claude_json(setup: Setup) -> None:
     done = setup.run("--install", "--scope", "user")
     assert done.returncode == 0, done.stderr
-    assert _load(setup.home / ".claude" / "settings.json") == config(_our_command())
-    assert _load(setup.home / ".claude.json") == _our_mcp()
+    assert _load(setup.home / ".claude" / "settings.json") == config(_our_command(shared=False))
+    assert _load(setup.home / ".claude.json") == _our_mcp(shared=False)
     assert not setup.settings.exists() and not setup.mcp.exists()
     assert setup.run("--uninstall", "--scope", "user").returncode == 0
     assert not (setup.home / ".claude" / "settings.json").exists()
 
 
-def test_commands_name_the_running_script_by_absolute_path(setup: Setup) -> None:
-    assert setup.run("--install").returncode == 0
-    for groups in _load(setup.settings)["hooks"].values():
+def test_local_commands_name_the_running_script_by_absolute_path(setup: Setup) -> None:
+    assert setup.run("--install", "--scope", "local").returncode == 0
+    for groups in _load(setup.project / ".claude" / "settings.local.json")["hooks"].values():
         command = groups[-1]["hooks"][0]["command"]
         first = shlex.split(command)[0]
         assert command.startswith(str(SCRIPT)) and os.path.isabs(first) and os.path.isfile(first)
-    server = _load(setup.mcp)["mcpServers"]["pi-rules"]
+    server = _load(setup.home / ".claude.json")["projects"][str(setup.project)]["mcpServers"]["pi-rules"]
     assert os.path.isabs(server["command"]) and os.path.isfile(server["command"])
 
 
@@ -260,8 +269,9 @@ def test_a_path_with_spaces_is_quoted_and_the_hook_runs_through_a_shell(tmp_path
     setup = Setup(tmp_path, tools / "pi-rules")
     subprocess.run(["git", "init", "-q", str(setup.project)], check=True)
     make_rules(setup.project, {".pi/rules/always.md": rule_text("Be kind to reviewers.", alwaysApply=True)})
-    assert setup.run("--install").returncode == 0
-    command = _load(setup.settings)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert setup.run("--install", "--scope", "local").returncode == 0
+    local = setup.project / ".claude" / "settings.local.json"
+    command = _load(local)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     assert command == shlex.join([str(tools / "pi-rules"), "hook", "claude-code"]) and "'" in command
     # What Claude Code does with it: run it through a shell with the payload on stdin.
     payload = {"session_id": "s-1", "cwd": str(setup.project), "hook_event_name": "SessionStart", "source": "startup"}
@@ -269,6 +279,72 @@ def test_a_path_with_spaces_is_quoted_and_the_hook_runs_through_a_shell(tmp_path
                          env={**setup.env, "PATH": "/usr/bin:/bin"}, cwd=str(setup.project), timeout=60)
     assert ran.returncode == 0 and ran.stderr == ""
     assert "Be kind to reviewers." in json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+# -- the shared project scope (issue 34) --------------------------------------------------
+
+
+def test_project_scope_without_pi_rules_on_path_is_refused_and_recommends_local(setup: Setup) -> None:
+    setup.env["PATH"] = "/usr/bin:/bin"  # a venv install, not activated: no `pi-rules` on PATH
+    done = setup.run("--install")
+    assert done.returncode == 1
+    assert "not on PATH" in done.stderr and "--scope local" in done.stderr and "no file was changed" in done.stderr
+    assert not setup.settings.exists() and not setup.mcp.exists()
+    # Positive control: the same venv install works in the local scope, by absolute path.
+    assert setup.run("--install", "--scope", "local").returncode == 0
+    assert str(SCRIPT) in (setup.project / ".claude" / "settings.local.json").read_text()
+
+
+def test_project_scope_writes_only_the_bare_name_and_says_where_it_found_it(setup: Setup) -> None:
+    done = setup.run("--install")
+    assert done.returncode == 0, done.stderr
+    assert f"bare `pi-rules` (on PATH here: {SCRIPT})" in done.stderr
+    for path in (setup.settings, setup.mcp):
+        assert str(SCRIPT.parent) not in path.read_text()  # nothing of this machine's venv
+
+
+def _site_without_mcp(tmp_path: Path) -> Path:
+    """This venv's site-packages less the MCP SDK: every other entry linked, ``mcp`` left out."""
+    site = Path(next(p for p in sys.path if p.endswith("site-packages") and Path(p, "pluggy").is_dir()))
+    shadow = tmp_path / "site"
+    shadow.mkdir()
+    for entry in site.iterdir():
+        if entry.name == "mcp" or entry.name.startswith("mcp-"):
+            continue
+        (shadow / entry.name).symlink_to(entry)
+    return shadow
+
+
+def test_no_mcp_entry_without_the_sdk_and_the_note_says_how_to_add_it(setup: Setup, tmp_path: Path) -> None:
+    shadow = _site_without_mcp(tmp_path)
+    repo = Path(__file__).resolve().parents[2]
+    env = {**setup.env, "PYTHONPATH": os.pathsep.join([str(repo), str(shadow)])}
+    run = [sys.executable, "-S", "-m", "rules_hosts", "--cwd", str(setup.project), "hook", "claude-code", "--install"]
+    probe = subprocess.run([sys.executable, "-S", "-c", "import importlib.util as u; print(u.find_spec('mcp'))"],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert probe.stdout.strip() == "None"  # the SDK is really out of reach of that interpreter
+    done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60, cwd=str(setup.home))
+    assert done.returncode == 0, done.stderr
+    assert _load(setup.settings) == config(_our_command())
+    assert not setup.mcp.exists()
+    assert "MCP server (read_rule as a tool) was not added" in done.stderr and "pip install 'pi-rules[mcp]'" in done.stderr
+    # Positive control: with the SDK (this venv), the same install adds the server.
+    assert setup.run("--install").returncode == 0 and _load(setup.mcp) == _our_mcp()
+
+
+def test_install_and_uninstall_leave_no_untracked_file_in_the_repository(setup: Setup) -> None:
+    subprocess.run(["git", "init", "-q", str(setup.project)], check=True)
+    _write(setup.settings, OTHERS)
+    _write(setup.mcp, OTHER_SERVERS)
+    subprocess.run(["git", "-C", str(setup.project), "add", "-A"], check=True)
+    assert setup.run("--install").returncode == 0
+    assert setup.run("--uninstall").returncode == 0
+    status = subprocess.run(["git", "-C", str(setup.project), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True).stdout
+    # The two files are back (JSON-equal; re-indented, hence modified), and nothing new appeared.
+    assert sorted(status.splitlines()) == ["AM .claude/settings.json", "AM .mcp.json"]
+    assert _load(setup.settings) == OTHERS and _load(setup.mcp) == OTHER_SERVERS
+    assert setup.backup(setup.mcp).is_file()  # the backups exist, outside the repository
 
 
 # -- print-config -----------------------------------------------------------------------

@@ -52,7 +52,7 @@ def test_list_json_has_rule_keys_without_evaluation(capsys, project):
     code, out, _ = run(capsys, project, "--json", "list")
     data = json.loads(out)
     assert code == 0 and set(data) == {"rules", "errors"}
-    assert all(set(r) == RULE_KEYS for r in data["rules"])
+    assert all(set(r) == RULE_KEYS | {"conditions"} for r in data["rules"])  # conditions: issue 34
 
 
 def test_check_exits_1_on_any_error_and_0_when_clean(capsys, project):

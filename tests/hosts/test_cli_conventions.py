@@ -85,7 +85,7 @@ def test_a_bad_plugin_option_after_the_command_is_a_usage_error(capsys, project)
 
 def test_global_options_reach_a_verb_below_a_plugin_command(capsys, project):
     code, out, _ = run(capsys, "stream", "test", "--text", "hello", "--json", "--cwd", str(project.cwd))
-    assert code == 0 and json.loads(out) == {"fired": []}
+    assert code == 0 and json.loads(out)["fired"] == []
 
 
 def test_a_command_option_value_that_looks_global_is_not_taken(capsys, project):
@@ -146,10 +146,28 @@ def empty(tmp_path, monkeypatch):
 def test_init_creates_an_example_rule_that_check_passes(capsys, empty):
     code, out, _ = run(capsys, "init", "--cwd", str(empty))
     assert code == 0
-    assert out.splitlines()[:2] == ["created .pi/rules/example.md", "created .pi/rules.toml"]
+    assert out.splitlines()[:3] == ["created .pi/rules/example.md", "created .pi/rules.toml",
+                                    "created .pi/rules.test.yaml"]
     assert (empty / ".pi" / "rules" / "example.md").read_text() == init.EXAMPLE_RULE_TEXT
     code, out, _ = run(capsys, "check", "--cwd", str(empty), "--json")
     assert code == 0 and json.loads(out)["errors"] == [] and json.loads(out).get("warnings", []) == []
+
+
+def test_the_first_pi_rules_test_after_init_passes(capsys, empty):
+    # issue 34: init created no test file, so the first `pi-rules test` exited 1.
+    run(capsys, "init", "--cwd", str(empty))
+    code, out, _ = run(capsys, "test", "--cwd", str(empty))
+    assert code == 0 and out.splitlines()[-1] == "2 passed, 0 failed"
+    # Positive control: the cases really judge the rule (drop its glob and the first fails).
+    rule = empty / ".pi" / "rules" / "example.md"
+    rule.write_text(rule.read_text().replace('globs: [".pi/rules/**"]', 'globs: ["docs/**"]'))
+    assert run(capsys, "test", "--cwd", str(empty))[0] == 1
+
+
+def test_init_writes_no_test_file_for_a_project_with_its_own_rules(capsys, project):
+    code, out, _ = run(capsys, "init", "--cwd", str(project.cwd))
+    assert code == 0 and not (project.cwd / ".pi" / "rules.test.yaml").exists()
+    assert "skipped .pi/rules.test.yaml: its cases test the example rule, which was not created" in out
 
 
 def test_the_example_rule_applies_to_rule_files_only(capsys, empty):
@@ -172,7 +190,8 @@ def test_init_never_overwrites_and_says_what_it_skipped(capsys, empty):
     assert code == 0 and json.loads(out) == {
         "created": [],
         "skipped": [{"path": ".pi/rules/example.md", "reason": "it already exists"},
-                    {"path": ".pi/rules.toml", "reason": "it already exists"}],
+                    {"path": ".pi/rules.toml", "reason": "it already exists"},
+                    {"path": ".pi/rules.test.yaml", "reason": "it already exists"}],
         "failed": [],
     }
 
@@ -195,7 +214,8 @@ def test_init_does_not_write_through_a_dangling_link(capsys, empty, tmp_path):
 def test_init_reports_a_file_it_cannot_create_and_exits_1(capsys, empty):
     (empty / ".pi").write_text("not a folder")
     code, out, err = run(capsys, "init", "--cwd", str(empty))
-    assert code == 1 and out == ""
+    assert code == 1 and out == ("skipped .pi/rules.test.yaml: its cases test the example rule, which was not "
+                                 "created; left as it is\n")
     assert "pi-rules init: cannot create .pi/rules/example.md" in err
     assert "pi-rules init: cannot create .pi/rules.toml" in err
 

@@ -125,6 +125,37 @@ def test_dead_globs_and_cross_format_duplicates_are_listed(capsys, repo):
     assert not any("legacy" in _folder(data, f["path"]) for f in data["folders"])
 
 
+def test_a_rule_with_one_live_glob_is_not_listed_as_applying_nowhere(capsys, repo):
+    # gitgov's testing-approach: `**/*.test.ts` matches, a second glob does not (issue 34).
+    (repo / ".pi/rules/testing.md").write_text(
+        _native("Testing", "Test behaviour.", globs='["tests/**/*.py", "e2e/**"]', match="touched"), encoding="utf-8")
+    data = json.loads(_run(capsys, repo, "--json")[1])
+    assert data["dead"] == ["legacy"]  # positive control: every glob of legacy is dead
+    assert data["partlyDead"] == ["testing"]
+    assert "testing" in _folder(data, "tests")  # the rule applies there, as the folders say
+
+
+def test_the_shared_page_embeds_project_relative_paths(capsys, repo, tmp_path):
+    (repo / "packages" / "app").mkdir(parents=True)
+    (repo / "packages" / "app" / "main.py").write_text("x\n", encoding="utf-8")
+    global_rules = tmp_path / "home" / ".pi" / "agent" / "rules"
+    global_rules.mkdir(parents=True)
+    (global_rules / "mine.md").write_text(_native("Mine", "My own rule.", alwaysApply="true"), encoding="utf-8")
+    page = tmp_path / "map.html"
+    assert main(["--cwd", str(repo / "packages" / "app"), "map", "-o", str(page)]) == 0
+    capsys.readouterr()
+    html = page.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script id="map-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    paths = {r["id"]: r["path"] for r in data["rules"]}
+    assert str(tmp_path) not in html  # no folder of this machine in a page meant to be shared
+    assert data["cwd"] == "project/packages/app"
+    assert paths["style"] == "../../.pi/rules/style.md"  # an ancestor's rule, from the mapped folder
+    assert paths["mine"] == "~/.pi/agent/rules/mine.md"  # outside the project: the home folder's
+    # The JSON keeps absolute paths (docs/map.md, "Paths"): scripts on this machine open them.
+    data = json.loads(_run(capsys, repo, "--json")[1])
+    assert {r["id"]: r["path"] for r in data["rules"]}["style"] == "<tmp>/project/.pi/rules/style.md"
+
+
 def test_gitignored_folders_are_not_mapped(capsys, repo):
     data = json.loads(_run(capsys, repo, "--json")[1])
     paths = [f["path"] for f in data["folders"]]

@@ -177,23 +177,47 @@ def cli(project, *args: str) -> tuple[int, str]:
 def test_stream_test_prints_the_rules_that_fire_and_why(project):
     assert cli(project, "stream", "test", "--text", "Obviously it was pre-existing.") == (0, (
         'pre: text matched /(?i)pre.existing/: "pre-existing"\n'
-        'quiet: text matched /(?i)\\bobviously\\b/: "Obviously"\n'))
-    assert cli(project, "stream", "test", "--text", "console.log(1)") == (0, "")  # prose: out of scope
+        'quiet: text matched /(?i)\\bobviously\\b/: "Obviously"\n'
+        'no-console: armed, did not fire: its scope (tool:edit(*.ts), tool:write(*.ts)) does not watch the text\n'))
+    # Nothing fires: each armed rule says why it stayed quiet (issue 34), prose out of scope.
+    code, out = cli(project, "stream", "test", "--text", "console.log(1)")
+    assert code == 0 and out.splitlines() == [
+        "no-console: armed, did not fire: its scope (tool:edit(*.ts), tool:write(*.ts)) does not watch the text",
+        "pre: armed, did not fire: its condition did not match the text (scope text, tool)",
+        "quiet: armed, did not fire: its condition did not match the text (scope text, tool)"]
     code, out = cli(project, "--json", "stream", "test", "--text", "console.log(1)", "--tool", "edit",
                     "--path", "src/x.ts")
-    assert code == 0 and json.loads(out) == {"fired": [{
+    assert code == 0 and json.loads(out)["fired"] == [{
         "id": "no-console", "source": "tool:edit(src/x.ts)", "interrupt": True,
-        "reason": 'matched /console\\.log\\(/: "console.log("'}]}
+        "reason": 'matched /console\\.log\\(/: "console.log("'}]
+    assert [(r["id"], r["armed"]) for r in json.loads(out)["notFired"]] == [("pre", True), ("quiet", True)]
+
+
+def test_stream_test_file_without_path_is_checked_as_that_file(project, tmp_path):
+    (project.cwd / "src").mkdir(exist_ok=True)
+    snippet = project.cwd / "src" / "x.ts"
+    snippet.write_text("console.log(1)\n")
+    code, out = cli(project, "stream", "test", "--file", str(snippet), "--tool", "edit")
+    assert code == 0 and out.splitlines()[0] == 'no-console: tool:edit(src/x.ts) matched /console\\.log\\(/: "console.log("'
+    # Positive control: --path still wins over the file's own name.
+    code, out = cli(project, "stream", "test", "--file", str(snippet), "--tool", "edit", "--path", "notes.md")
+    assert not any(line.startswith("no-console: tool:") for line in out.splitlines())
+    assert "no-console: armed, did not fire: its scope (tool:edit(*.ts), tool:write(*.ts)) does not watch " \
+           "the edit call on notes.md" in out
 
 
 def test_stream_test_reads_a_file_and_honours_agent_scoping(project, tmp_path):
     snippet = tmp_path / "snippet.txt"
     snippet.write_text("pre-existing")
     project.write({".pi/rules/scout.md": rule_text(condition="(?i)pre.existing", agents=["scout"])})
-    assert cli(project, "stream", "test", "--file", str(snippet))[1].splitlines() == [
-        'pre: text matched /(?i)pre.existing/: "pre-existing"']
+    assert [line for line in cli(project, "stream", "test", "--file", str(snippet))[1].splitlines()
+            if not line.startswith(("no-console", "quiet"))] == [
+        'pre: text matched /(?i)pre.existing/: "pre-existing"',
+        "scout: not armed, did not fire: not armed for these facts (muted, scoped out, or its "
+        "model/branch/tools/agents condition does not hold)"]
     assert [line.split(":")[0] for line in cli(project, "stream", "test", "--file", str(snippet),
-                                               "--agent", "scout")[1].splitlines()] == ["pre", "scout"]
+                                               "--agent", "scout")[1].splitlines()
+            if "did not fire" not in line] == ["pre", "scout"]
 
 
 def test_stream_scan_finds_violations_like_a_linter(project, capsys):

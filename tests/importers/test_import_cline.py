@@ -52,7 +52,7 @@ def test_workflows_hooks_skills_subfolders_and_hidden_files_are_not_rules(repo):
 def test_list_json_names_the_real_file_and_the_reference_path(repo, cli):
     code, out = cli(repo, "--json", "list")
     assert code == 0
-    rules = {r["id"]: r for r in json.loads(out)["rules"]}
+    rules = {r["id"]: _without_conditions(r) for r in json.loads(out)["rules"]}
     assert rules["02-react-components"] == {
         "id": "02-react-components", "relativePath": "02-react-components.md",
         "path": str(repo.cwd / ".clinerules" / "02-react-components.md"), "source": "project",
@@ -357,3 +357,8 @@ def test_cline_is_an_importer_on_by_default(repo, cli):
     assert code == 0
     line = next(l for l in out.splitlines() if l.strip().startswith("cline") and "enabled" in l)
     assert "nearest .clinerules" in line
+
+
+def _without_conditions(row: dict) -> dict:
+    """A ``list --json`` row without ``conditions`` (issue 34 added them; tests/hosts/test_new_user.py)."""
+    return {k: v for k, v in row.items() if k != "conditions"}

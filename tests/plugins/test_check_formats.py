@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import subprocess
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote
@@ -209,3 +210,64 @@ def test_a_third_party_format_through_the_cli(capsys, demo, monkeypatch):
     with_xml = functools.partial(make_plugin_manager, extra=[("xml-format", XmlFormat())])
     monkeypatch.setattr(config_cmd, "make_plugin_manager", with_xml)  # where the CLI makes it
     assert run(capsys, demo, "check", "--format", "xml") == (1, '<errors n="1"/>\n', "")
+
+
+# -- a sub-folder run, as action.yml's working-directory does (issue 34) -----------------
+
+TOP = "---\ndescription: Top\nversion: 1\nalwaysApply: true\n---\n# Top\n\nUse the\u200b tabs.\n"
+APP = '---\ndescription: App\nversion: 1\nglobs:\n  - "src/**"\n  - "nothing/**"\n---\nApp body.\n'
+
+
+def _annotations(text: str) -> dict[str, str]:
+    """Each workflow command's properties by its title's code (GitHub's format: docs.github.com/en/actions/
+    reference/workflow-commands-for-github-actions, "Setting a warning message":
+    ``::warning file={name},line={line},col={col},title={title}::{message}``)."""
+    found = {}
+    for line in text.splitlines():
+        match = re.fullmatch(r"::(error|warning) ((?:[a-z]+=[^,:]*,?)+)::(.*)", line)
+        assert match, line
+        props = dict(p.split("=", 1) for p in match.group(2).split(","))
+        found[props["title"].removeprefix("pi-rules ")] = props
+    return found
+
+
+def test_a_sub_folder_run_points_at_the_repository_path_and_the_real_line(capsys, tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    app = repo / "packages" / "app"
+    (repo / ".pi" / "rules").mkdir(parents=True)
+    (app / ".pi" / "rules").mkdir(parents=True)
+    (app / "src").mkdir()
+    (repo / ".pi" / "rules" / "top.md").write_text(TOP, encoding="utf-8")
+    (app / ".pi" / "rules" / "app.md").write_text(APP, encoding="utf-8")
+    (app / "src" / "a.ts").write_text("x", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("PI_RULES_MAX_TOKENS", "PI_RULES_IMPORT", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def github() -> dict[str, dict[str, str]]:
+        code = main(["--cwd", str(app), "check", "--format", "github"])
+        assert code == 0
+        return _annotations(capsys.readouterr().out)
+
+    # Without GITHUB_WORKSPACE: relative to the git root, not to the working directory.
+    found = github()
+    assert found["invisible-characters"]["file"] == ".pi/rules/top.md"
+    assert (found["invisible-characters"]["line"], found["invisible-characters"]["col"]) == ("8", "8")
+    assert found["dead-glob"]["file"] == "packages/app/.pi/rules/app.md"
+    assert (found["dead-glob"]["line"], found["dead-glob"]["col"]) == ("6", "6")
+    # GITHUB_WORKSPACE wins (a checkout in a sub-folder of the workspace: path: in actions/checkout).
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(repo / "packages"))
+    assert github()["dead-glob"]["file"] == "app/.pi/rules/app.md"
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(repo))
+    code = main(["--cwd", str(app), "check", "--format", "sarif"])
+    log = json.loads(capsys.readouterr().out)["runs"][0]
+    assert log["originalUriBaseIds"]["SRCROOT"]["uri"] == repo.as_uri() + "/"
+    places = {r["ruleId"]: r["locations"][0]["physicalLocation"] for r in log["results"]}
+    assert places["invisible-characters"]["artifactLocation"]["uri"] == ".pi/rules/top.md"
+    assert places["invisible-characters"]["region"] == {"startLine": 8, "startColumn": 8}
+    assert places["dead-glob"]["region"] == {"startLine": 6, "startColumn": 6}
+    # check --json carries the same places.
+    main(["--cwd", str(app), "--json", "check"])
+    warnings = {w["code"]: w for w in json.loads(capsys.readouterr().out)["warnings"]}
+    assert (warnings["dead-glob"]["line"], warnings["dead-glob"]["column"]) == (6, 6)

@@ -46,11 +46,23 @@ def always(body: str, **keys) -> str:
 def test_always_on_rules_over_the_budget_name_the_total_and_the_dropped(rule_project):
     rule_project.write({f".pi/rules/{name}.md": always(name * 400) for name in "abc"})  # ~100 tokens each
     found = codes(warnings_of(rule_project, max_tokens=250), "budget-overflow")
-    assert [w.path for w in found] == [str(rule_project.cwd / ".pi/rules/c.md")]
+    assert [w.path for w in found] == [str(rule_project.cwd / ".pi/rules/c.md")] * 2  # the summary, then c
     message = found[0].message
-    assert "need ~300 estimated tokens together, over the budget of 250" in message
-    assert "sent: a (~100), b (~100); dropped: c (~100)" in message
+    assert message.startswith("3 always-on rules need ~300 estimated tokens together, over the budget of 250")
+    assert "sends a (~100), b (~100) and drops c (~100)" in message
     assert "PI_RULES_MAX_TOKENS" in message and "load: on-demand" in message
+    assert found[1].message.startswith("always-on rule c (~100 tokens) is dropped by the budget of 250")
+
+
+def test_many_dropped_rules_give_one_summary_and_one_short_line_each(rule_project):
+    # issue 34: a ~660-character message was repeated for every dropped rule.
+    rule_project.write({f".pi/rules/{name}.md": always(name * 400) for name in "abcdef"})
+    found = codes(warnings_of(rule_project, max_tokens=250), "budget-overflow")
+    summaries = [w for w in found if "together" in w.message]
+    assert len(summaries) == 1 and found[0] == summaries[0]  # first, in check's own order
+    short = found[1:]
+    assert [w.path.rsplit("/", 1)[-1] for w in short] == ["c.md", "d.md", "e.md", "f.md"]
+    assert all(len(w.message) < 150 and "PI_RULES_MAX_TOKENS" not in w.message for w in short)
 
 
 def test_always_on_rules_that_fit_or_only_match_sometimes_are_not_reported(rule_project):
@@ -351,7 +363,7 @@ def test_check_json_and_github_carry_every_code(capsys, cli_project, monkeypatch
     code, out = run(capsys, cli_project, "check", "--format", "github")
     lines = out.splitlines()
     assert code == 0 and len(lines) == 2
-    assert lines[0].startswith("::warning file=.pi/rules/style.md,line=1,title=pi-rules dead-glob::glob 'scr/**'")
+    assert lines[0].startswith("::warning file=.pi/rules/style.md,line=5,col=3,title=pi-rules dead-glob::glob 'scr/**'")
     assert lines[1].startswith("::warning title=pi-rules env-value::PI_RULES_MAX_TOKENS: PI_RULES_MAX_TOKENS='20k'")
 
 
