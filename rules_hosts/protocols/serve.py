@@ -19,6 +19,7 @@ from rules_core.engine.core import Engine
 from rules_core.safe import safe_line
 from rules_core.stream.watcher import SURFACES
 
+from rules_hosts.protocols.loaded import host_loaded
 from rules_hosts.session.facts import LIVE
 from rules_hosts.session.runtime import Session
 from rules_hosts.session.file import SessionFile, entry_refusal
@@ -55,6 +56,8 @@ _PARAMS: dict[str, dict[str, tuple[Any, Any]]] = {
     "before_agent_start": {
         "prompt": ((str,), ""), "model": ((str, type(None)), None),
         "tools": ((list,), []), "branch": ((str, type(None)), LIVE),
+        # What the host already put in the prompt (Pi: systemPromptOptions), left out.
+        "context_files": ((list, type(None)), None), "skills": ((list, type(None)), None),
     },
     "command": {"text": ((str,), _ABSENT)},
     "read_rule": {"args": (_ANY, _ABSENT)},
@@ -136,7 +139,8 @@ class Server:
         elif method == "tool_result":
             result = session.tool_result(params["tool"], params["content"], params["is_error"]).to_json()
         elif method == "before_agent_start":
-            result = session.before_agent_start(**params).to_json()
+            loaded = host_loaded(params.pop("context_files"), params.pop("skills"))
+            result = session.before_agent_start(**params, host_loaded=loaded).to_json()
         elif method == "command":
             result = {"text": session.command(params["text"])}
         elif method == "read_rule":

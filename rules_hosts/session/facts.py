@@ -34,6 +34,7 @@ def host_facts(
     agent: Any = "main",
     host: str | None = None,
     settings: Settings | None = None,
+    host_loaded: frozenset[tuple[str, str]] | None = None,
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
     is ``LIVE`` (read git now), a name, or ``None``/blank for absent. An untrusted
@@ -52,6 +53,7 @@ def host_facts(
         mutes=frozenset(strings(mutes)),
         agent=agent if isinstance(agent, str) and agent else "main",
         host=host,
+        host_loaded=host_loaded,
         **budget(settings if settings is not None else Settings(env=env), host),
     )
 

@@ -271,13 +271,15 @@ class Session:
     # -- turns -----------------------------------------------------------------------
 
     @_total(lambda self: Turn())
-    def before_agent_start(self, prompt: Any = "", model: Any = None, tools: Any = (), branch: Any = LIVE) -> Turn:
-        """One real cycle: evaluate, then patch, remove or keep the section (zero churn)."""
+    def before_agent_start(self, prompt: Any = "", model: Any = None, tools: Any = (), branch: Any = LIVE,
+                           host_loaded: frozenset[tuple[str, str]] | None = None) -> Turn:
+        """One real cycle: evaluate, then patch, remove or keep the section (zero churn).
+        ``host_loaded``: what the host already put in the prompt (``Facts.host_loaded``)."""
         # LIVE asks git once per turn (RULE-SPEC §5).
         facts = host_facts(
             self.cwd, env=self.engine.env, trusted=self.trusted, touched=self.touched, prompt=prompt,
             model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent, host=self.host,
-            settings=self._settings(),
+            settings=self._settings(), host_loaded=host_loaded if isinstance(host_loaded, frozenset) else None,
         )
         self._last = self.engine.evaluate(facts)
         return self._apply(self._last)
