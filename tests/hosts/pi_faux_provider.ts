@@ -3,7 +3,8 @@
 // JSON file named by PI_FAUX_SCRIPT: a list of assistant replies, one per model request, each
 // a list of blocks `{"text": "..."}` or `{"tool": "write", "args": {...}}`. Every request the
 // provider receives (system prompt and messages) is appended as one JSON line to
-// PI_FAUX_LOG, so a test asserts on what really reached the model. The system prompt is
+// PI_FAUX_LOG, so a test asserts on what really reached the model. It runs unchanged under
+// Pi 0.73.1 and 1.6 (which maps the @mariozechner names to its own packages). The system prompt is
 // `context.systemPrompt` (Pi 0.73) or, from Pi 1.6 on, the text of the transcript's
 // `role: "system"` messages: each one's content, then its sections in order, a later message
 // replacing a section by name (null removes it) — the prompt as the model reads it.
@@ -58,6 +59,10 @@ const toBlock = (block: Block, index: number): FauxContentBlock =>
 export default function (pi: ExtensionAPI) {
   const script = JSON.parse(readFileSync(process.env.PI_FAUX_SCRIPT ?? "", "utf8")) as Block[][];
   const log = process.env.PI_FAUX_LOG ?? "";
+  // Pi 1.6's trust question (project_trust), answered like a user's own extension would:
+  // PI_FAUX_TRUST=yes|no decides, unset leaves it to Pi (RPC mode: untrusted).
+  const trust = process.env.PI_FAUX_TRUST;
+  if (trust === "yes" || trust === "no") pi.on("project_trust", () => ({ trusted: trust }));
   const faux = registerFauxProvider({ api: FAUX_API, provider: "faux", models: [{ id: "faux-1" }] });
   const steps: FauxResponseStep[] = script.map((reply, step) => (context) => {
     appendFileSync(log, JSON.stringify({ systemPrompt: systemPromptOf(context), messages: context.messages }) + "\n");
