@@ -155,11 +155,11 @@ class Launcher:
         self.version, self.world, self.tmp = version, world, tmp_path
         self.started: list[subprocess.Popen[bytes]] = []
 
-    def __call__(self, script: list[list[Event]], cwd: Path | None = None) -> Pi:
+    def __call__(self, script: list[list[Event]], cwd: Path | None = None, args: tuple[str, ...] = ()) -> Pi:
         path = self.tmp / f"script-{len(self.started)}.json"
         path.write_text(json.dumps(script))
         command = [*pi_command(self.version), "--mode", "rpc", "--provider", "faux", "--model", "faux-1",
-                   "-e", str(FAUX), "-e", str(EXTENSION / "index.ts")]
+                   "-e", str(FAUX), "-e", str(EXTENSION / "index.ts"), *args]
         err = (self.tmp / f"pi-{len(self.started)}.err").open("wb")
         process = subprocess.Popen(command, cwd=cwd or self.world.project, env=self.world.env(path),
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
@@ -176,6 +176,15 @@ class Launcher:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def trust_project(world: World, version: str) -> None:
+    """What a user does to trust the project: on Pi 1.6 Pi's own decision (here a
+    project_trust answer), on 0.73.1 `pi-rules trust`."""
+    if version == "1.6.0":
+        world.pi_trust = "yes"
+    else:
+        world.trust()
 
 
 def tool(name: str, **args: str) -> Event:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pi_driver import (EXTENSION, NOTICE, PI_NOTICE, VERSIONS, Event, Launcher, World, install,
-                        installed_version, rule as _rule, texts as _texts, tool as _tool,
+                        installed_version, rule as _rule, trust_project, texts as _texts, tool as _tool,
                         tool_result as _tool_result)
 
 pytestmark = pytest.mark.skipif(
@@ -80,15 +80,6 @@ def run_pi(version: str, world: World, tmp_path: Path) -> Iterator[Launcher]:
     launcher = Launcher(version, world, tmp_path)
     yield launcher
     launcher.stop()
-
-
-def trust_project(world: World, version: str) -> None:
-    """What a user does to trust the project: on Pi 1.6 Pi's own decision (here a
-    project_trust answer), on 0.73.1 `pi-rules trust`."""
-    if version == "1.6.0":
-        world.pi_trust = "yes"
-    else:
-        world.trust()
 
 
 def _touched(entries: list[Event]) -> list[str]:
