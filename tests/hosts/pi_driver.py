@@ -154,12 +154,21 @@ class Launcher:
     def __init__(self, version: str, world: World, tmp_path: Path) -> None:
         self.version, self.world, self.tmp = version, world, tmp_path
         self.started: list[subprocess.Popen[bytes]] = []
+        self.installed = False
+
+    def install_extension(self) -> None:
+        """`pi install hosts/pi`, as a user installs it (Pi's docs/packages.md): Pi records the
+        folder in the HOME's settings.json and loads it at every start, without `-e`."""
+        subprocess.run([*pi_command(self.version), "install", str(EXTENSION)], env=self.world.env(self.world.log),
+                       cwd=self.world.home, check=True, capture_output=True, timeout=PI_TIMEOUT)
+        self.installed = True
 
     def __call__(self, script: list[list[Event]], cwd: Path | None = None, args: tuple[str, ...] = ()) -> Pi:
         path = self.tmp / f"script-{len(self.started)}.json"
         path.write_text(json.dumps(script))
+        ours = () if self.installed else ("-e", str(EXTENSION / "index.ts"))
         command = [*pi_command(self.version), "--mode", "rpc", "--provider", "faux", "--model", "faux-1",
-                   "-e", str(FAUX), "-e", str(EXTENSION / "index.ts"), *args]
+                   "-e", str(FAUX), *ours, *args]
         err = (self.tmp / f"pi-{len(self.started)}.err").open("wb")
         process = subprocess.Popen(command, cwd=cwd or self.world.project, env=self.world.env(path),
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)

@@ -137,3 +137,12 @@ def test_the_profile_is_what_pi_reports_not_a_guess(world: World, run_pi: Launch
     request = world.requests()[0]
     assert ROOT in _section(request) and _count(request, ROOT) == 1
     assert "\nactive: project/AGENTS " in report
+
+
+def test_installed_with_pi_install_as_pi_docs_say(world: World, run_pi: Launcher) -> None:
+    run_pi.install_extension()
+    settings_file = world.home / ".pi" / "agent" / "settings.json"
+    assert len(json.loads(settings_file.read_text())["packages"]) == 1
+    pi = run_pi([[{"text": "Hi."}]], cwd=world.project / "tools")
+    pi.prompt("hello")
+    assert _count(world.requests()[0], STYLE) == 1 and "\nactive: project/tools/CLAUDE " in pi.rules()
