@@ -297,9 +297,7 @@ class Facts:
     # The host the rules are for (``pi``, ``claude-code``, a third party's name), or None.
     # Files a host's agent reads itself are left out for it (``pi_rules_host_reads``).
     host: str | None = None
-    # What the host says its agent already holds (Pi's context files and skills): ("text",
-    # digest), ("file"/"path", real path) pairs (rules_hosts.session.loaded); None: no report.
-    host_loaded: frozenset[tuple[str, str]] | None = None
+    host_loaded: frozenset[tuple[str, str]] | None = None  # what it already sent (protocols.loaded)
 
 
 @dataclass(frozen=True)

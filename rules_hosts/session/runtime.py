@@ -272,10 +272,8 @@ class Session:
 
     @_total(lambda self: Turn())
     def before_agent_start(self, prompt: Any = "", model: Any = None, tools: Any = (), branch: Any = LIVE,
-                           host_loaded: frozenset[tuple[str, str]] | None = None) -> Turn:
-        """One real cycle: evaluate, then patch, remove or keep the section (zero churn).
-        ``host_loaded``: what the host already put in the prompt (``Facts.host_loaded``)."""
-        # LIVE asks git once per turn (RULE-SPEC §5).
+                           host_loaded: Any = None) -> Turn:  # LIVE asks git once per turn (RULE-SPEC §5)
+        """One real cycle: evaluate, then patch, remove or keep the section (zero churn)."""
         facts = host_facts(
             self.cwd, env=self.engine.env, trusted=self.trusted, touched=self.touched, prompt=prompt,
             model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent, host=self.host,
