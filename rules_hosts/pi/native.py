@@ -37,8 +37,8 @@ def pi_reads(rule: Rule, facts: Facts) -> str | None:
 
 
 def pi_profile(cwd: str, agent_dir: str | None = None) -> frozenset[tuple[str, str]]:
-    """Pi's context files for ``cwd`` as ("text", digest) and ("file", real path) pairs,
-    read once per set of (path, mtime, size)."""
+    """Pi's context files for ``cwd`` as ("text", digest) pairs, read once per set of
+    (path, mtime, size)."""
     files = [*_agent_files(agent_dir), *_walked_files(cwd)]
     stamp = tuple(_stamp(path) for path in files)
     key = (cwd, stamp)
@@ -52,7 +52,6 @@ def pi_profile(cwd: str, agent_dir: str | None = None) -> frozenset[tuple[str, s
                     pairs.add(("text", text_key(handle.read(_MAX_BYTES))))
             except OSError:
                 continue
-            pairs.add(("file", real_path(path)))
         _cache.clear()  # one cwd at a time: a server serves one project
         _cache[key] = frozenset(pairs)
     return _cache[key]

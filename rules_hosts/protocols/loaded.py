@@ -3,8 +3,9 @@
 Pi hands its extensions the exact list (``systemPromptOptions.contextFiles``: path and
 content; ``skills``: a path each); the extension passes it to ``serve`` with
 ``before_agent_start`` (docs/protocol.md). It arrives here as untrusted JSON and leaves as
-("path", real path) and ("text", digest) pairs: a rule whose text Pi already shows is left
-out whatever its path (a link, a copy), and a skill file Pi lists is Pi's.
+("text", digest) pairs for the context files and ("path", real path) pairs for the
+skills: a rule whose text Pi already shows is left out whatever its path (a link, a
+copy), and a skill file Pi lists is Pi's.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ def host_loaded(context_files: Any = None, skills: Any = None) -> frozenset[tupl
     for entry in (context_files if isinstance(context_files, list) else [])[:MAX_LOADED]:
         if not isinstance(entry, dict):
             continue
-        path, content = entry.get("path"), entry.get("content")
+        # Judged by text alone: Pi shows a file's @imports as literal lines, so its path
+        # says nothing about whether pi-rules' (expanded) rule for it is already there.
+        content = entry.get("content")
         if isinstance(content, str) and content.strip():
             pairs.add(("text", text_key(content)))
-        if isinstance(path, str) and path and isinstance(content, str):
-            pairs.add(("file", real_path(path)))
     for entry in (skills if isinstance(skills, list) else [])[:MAX_LOADED]:
         path = entry.get("path") if isinstance(entry, dict) else None
         if isinstance(path, str) and path:
