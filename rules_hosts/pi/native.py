@@ -3,9 +3,10 @@
 A live Pi says exactly what it put in the prompt: the extension passes
 ``systemPromptOptions.contextFiles`` and ``skills`` to ``serve`` (``Facts.host_loaded``).
 Without a live Pi (``--host pi`` on the command line) the list is rebuilt the way Pi 0.73
-and 1.6 build it: from cwd up to the filesystem root, one file per folder — the first of
-``AGENTS.override.md`` (1.6), ``AGENTS.md``, ``AGENTS.MD``, ``CLAUDE.md``, ``CLAUDE.MD`` —
-never a file below cwd, plus the agent dir's own ``AGENTS.md``/``CLAUDE.md``.
+and 1.6 build it — one file per folder, the first of ``AGENTS.override.md`` (1.6),
+``AGENTS.md``, ``AGENTS.MD``, ``CLAUDE.md``, ``CLAUDE.MD``, never a file below cwd — but
+only from cwd up to the git root: Pi walks on to the filesystem root and reads its agent
+dir, pi-rules may not look there (RULE-SPEC §1, the containment tests).
 
 Either way a rule is Pi's when Pi already shows its text (by content: a link or a copy is
 caught too) or its file is a skill Pi lists. A file Pi shows with its ``@imports`` as
@@ -28,7 +29,14 @@ _cache: dict[tuple[str, tuple[tuple[str, int, int], ...]], frozenset[tuple[str, 
 
 
 def pi_reads(rule: Rule, facts: Facts) -> str | None:
-    loaded = facts.host_loaded if facts.host_loaded is not None else pi_profile(facts.cwd)
+    if facts.host_loaded is not None:
+        loaded = facts.host_loaded
+    elif rule.source == "project" and facts.trusted and rule.file.bound:
+        # Rebuilt only as far as pi-rules may look (RULE-SPEC §1: nothing above the git
+        # root is read or stat-ed, an untrusted project not at all); a live Pi's list has no bound.
+        loaded = pi_profile(facts.cwd, rule.file.bound)
+    else:
+        return None
     if ("path", real_path(rule.file.path)) in loaded:
         return SKILL_OF_PI
     if rule.body.strip() and ("text", text_key(rule.body)) in loaded:
@@ -36,10 +44,10 @@ def pi_reads(rule: Rule, facts: Facts) -> str | None:
     return None
 
 
-def pi_profile(cwd: str, agent_dir: str | None = None) -> frozenset[tuple[str, str]]:
-    """Pi's context files for ``cwd`` as ("text", digest) pairs, read once per set of
-    (path, mtime, size)."""
-    files = [*_agent_files(agent_dir), *_walked_files(cwd)]
+def pi_profile(cwd: str, bound: str) -> frozenset[tuple[str, str]]:
+    """Pi's context files for ``cwd`` up to ``bound`` (the git root) as ("text", digest)
+    pairs, read once per set of (path, mtime, size)."""
+    files = _walked_files(cwd, bound)
     stamp = tuple(_stamp(path) for path in files)
     key = (cwd, stamp)
     if key not in _cache:
@@ -57,23 +65,20 @@ def pi_profile(cwd: str, agent_dir: str | None = None) -> frozenset[tuple[str, s
     return _cache[key]
 
 
-def _walked_files(cwd: str) -> list[str]:
+def _walked_files(cwd: str, bound: str) -> list[str]:
     found: list[str] = []
-    folder = os.path.abspath(cwd)
+    folder, top = os.path.abspath(cwd), os.path.abspath(bound)
+    if os.path.commonpath([folder, top]) != top:
+        return found  # cwd outside its own bound: nothing to rebuild
     for _ in range(_MAX_FOLDERS):
         first = next((os.path.join(folder, n) for n in PI_NAMES if os.path.isfile(os.path.join(folder, n))), None)
         if first is not None:
             found.append(first)
         parent = os.path.dirname(folder)
-        if parent == folder:
+        if folder == top or parent == folder:
             break
         folder = parent
     return found
-
-
-def _agent_files(agent_dir: str | None) -> list[str]:
-    folder = agent_dir or os.environ.get("PI_CODING_AGENT_DIR") or os.path.join(os.path.expanduser("~"), ".pi", "agent")
-    return [p for p in (os.path.join(folder, n) for n in ("AGENTS.md", "CLAUDE.md")) if os.path.isfile(p)][:1]
 
 
 def _stamp(path: str) -> tuple[str, int, int]:

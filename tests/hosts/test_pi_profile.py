@@ -60,17 +60,20 @@ def test_override_first_and_one_file_per_folder(tmp_path, monkeypatch, capsys):
     assert rules["repo/api/CLAUDE"]["status"] == "active"  # Pi read the folder's AGENTS.md instead
 
 
-def test_a_copy_of_a_file_pi_reads_above_the_git_root_is_left_out_and_a_different_one_is_not(
-    tmp_path, monkeypatch, capsys
-):
-    repo = _repo(tmp_path, {"pkg/AGENTS.md": GUIDE, "lib/AGENTS.md": "# Lib\n\nCANARY-LIB\n"})
-    _tree(tmp_path / "outer", {"AGENTS.md": GUIDE})  # above the git root: Pi walks to the filesystem root
+def test_a_copy_of_a_file_pi_reads_is_left_out_and_a_different_one_is_not(tmp_path, monkeypatch, capsys):
+    repo = _repo(tmp_path, {"AGENTS.md": GUIDE, "pkg/AGENTS.md": GUIDE, "lib/AGENTS.md": "# Lib\n\nCANARY-LIB\n"})
     rules = _report(tmp_path, monkeypatch, capsys, repo, "--touched", "pkg/a.ts", "--touched", "lib/a.ts")
     assert rules["repo/pkg/AGENTS"]["status"] == "inactive" and rules["repo/pkg/AGENTS"]["reasons"] == [READ]
     assert rules["repo/lib/AGENTS"]["status"] == "active"  # below cwd, its own text: pi-rules sends it
-    (tmp_path / "outer" / "AGENTS.md").unlink()
+
+
+def test_without_a_live_pi_nothing_above_the_git_root_is_looked_at(tmp_path, monkeypatch, capsys):
+    """Pi reads up to the filesystem root; pi-rules may not (RULE-SPEC §1), so a copy of a
+    file above the git root is caught only by a live Pi's list (test_serve_... below)."""
+    repo = _repo(tmp_path, {"pkg/AGENTS.md": GUIDE})
+    _tree(tmp_path / "outer", {"AGENTS.md": GUIDE})
     rules = _report(tmp_path, monkeypatch, capsys, repo, "--touched", "pkg/a.ts")
-    assert rules["repo/pkg/AGENTS"]["status"] == "active"  # the positive control: no copy in Pi's prompt
+    assert rules["repo/pkg/AGENTS"]["status"] == "active"
 
 
 def test_a_link_to_a_file_pi_reads_is_left_out(tmp_path, monkeypatch, capsys):
