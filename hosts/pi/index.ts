@@ -6,9 +6,8 @@
 // holding up Pi's event queue: see StreamPump (stream.ts). The `pi-rules serve` child is
 // RulesServer (server.ts). See docs/protocol.md for every method.
 
-import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
-import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
-import type { TSchema } from "typebox";
+import type { ImageContent, TextContent } from "@earendil-works/pi-ai";
+import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { hostTrust, RulesServer, untrustedNotice, type Json } from "./server.ts";
 import { pathOf, StreamPump, type StreamOp, type StreamResult } from "./stream.ts";
 
@@ -23,7 +22,7 @@ type Capture = { entry: { customType: string; data: Json } | null };
 type ToolResultEffect = { content: (TextContent | ImageContent)[] | null };
 type Turn = { action: "patch" | "remove" | "keep" | "none"; section: string | null; status: string | null };
 type Text = { text: string };
-type RuleTool = { name: string; description: string; parameters: TSchema };
+type RuleTool = { name: string; description: string; parameters: ToolDefinition["parameters"] };
 
 export default function (pi: ExtensionAPI) {
   let server: RulesServer | undefined;
@@ -31,6 +30,7 @@ export default function (pi: ExtensionAPI) {
   let toolRegistered = false;
   let trustNotice: string | undefined; // set while the project has rules we may not read
   const noticed = new Set<string>(); // project roots already told about, once per Pi process
+  let serverTrust: boolean | undefined; // the trust the running server was started with
 
   // Stream-rule state. An interrupt aborts the run it fired in; its block waits in
   // pendingInterrupt until Pi is idle, then starts a new turn. Reminders wait in
@@ -119,22 +119,29 @@ export default function (pi: ExtensionAPI) {
     }
   };
 
-  pi.on("session_start", async (event, ctx) => {
+  // One `pi-rules serve` per session, started with Pi's trust decision when Pi has one
+  // (ctx.isProjectTrusted, Pi >= 0.79.1) and the user's trust store otherwise (0.73).
+  const startServer = async (ctx: ExtensionContext, reason: string) => {
     server?.close();
     stream?.stop();
-    server = new RulesServer(ctx.cwd, hostTrust(ctx));
+    serverTrust = hostTrust(ctx);
+    server = new RulesServer(ctx.cwd, serverTrust);
     stream = new StreamPump(() => server, onStreamResult);
     section = null;
     pendingInterrupt = undefined;
     reminders = [];
     interruptedRun = -1;
-    await safely(() => server!.call("session_start", { reason: event.reason, entries: branch(ctx) }));
+    await safely(() => server!.call("session_start", { reason, entries: branch(ctx) }));
     trustNotice = await untrustedNotice(server);
     if (trustNotice && !noticed.has(trustNotice)) {
       noticed.add(trustNotice);
       const notice = trustNotice;
       await safely(async () => ctx.ui.notify(notice, "warning")); // no UI (print mode): a no-op
     }
+  };
+
+  pi.on("session_start", async (event, ctx) => {
+    await startServer(ctx, event.reason);
     if (!toolRegistered) {
       const tool = await safely(() => server!.call<RuleTool>("read_rule_tool"));
       if (tool) {
@@ -187,11 +194,20 @@ export default function (pi: ExtensionAPI) {
   });
 
   pi.on("before_agent_start", async (event, ctx) => {
+    // Pi decides trust (a project_trust answer, a saved /trust decision, --approve) before
+    // session_start, and may decide again later: asked every run (a boolean, no I/O), a
+    // changed answer replaces the server, whose session is rebuilt from Pi's branch.
+    const trusted = hostTrust(ctx);
+    if (trusted !== undefined && trusted !== serverTrust) await startServer(ctx, "reload");
+    const options = event.systemPromptOptions;
     const turn = await safely(() =>
       server!.call<Turn>("before_agent_start", {
-        prompt: event.prompt ?? "",
+        prompt: "prompt" in event ? event.prompt : "", // 1.6: a run a custom message started has none
         model: ctx.model?.id ?? null,
-        tools: event.systemPromptOptions?.selectedTools ?? pi.getActiveTools(),
+        tools: options?.selectedTools ?? pi.getActiveTools(),
+        // What Pi itself put in the prompt: pi-rules leaves exactly that out (docs/protocol.md).
+        context_files: options?.contextFiles?.map((file) => ({ path: file.path, content: file.content })) ?? null,
+        skills: options?.skills?.map((skill) => ({ name: skill.name, path: skill.filePath })) ?? null,
       }),
     );
     if (turn?.action === "patch") section = turn.section;

@@ -3,7 +3,7 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 const COMMAND = process.env.PI_RULES_COMMAND ?? "pi-rules";
 const CALL_TIMEOUT_MS = 15_000; // a server slower than this is taken for hung: rules off
@@ -14,7 +14,8 @@ type Response = { id?: unknown; result?: unknown; error?: { message?: unknown } 
 
 type TrustStatus = { trusted: boolean; root: string; decided_by: string; project_rules: boolean; hint: string };
 
-// Pi 0.73.1 has no trust decision of its own; a later Pi may add ctx.isProjectTrusted().
+// Pi decides trust from 0.79.1 on (ctx.isProjectTrusted(), RULE-SPEC §1's gate); 0.73.1 has
+// no decision of its own, so there the user's trust store decides.
 type TrustAware = { isProjectTrusted?: () => boolean };
 export const hostTrust = (ctx: ExtensionContext): boolean | undefined => {
   const decide = (ctx as ExtensionContext & TrustAware).isProjectTrusted;
@@ -96,6 +97,10 @@ export const untrustedNotice = async (server: RulesServer): Promise<string | und
   try {
     const status = await server.call<TrustStatus>("trust_status");
     if (status.trusted || !status.project_rules) return undefined;
+    if (status.decided_by === "host") {
+      // Pi decided (ctx.isProjectTrusted): the fix is Pi's, not pi-rules' trust store.
+      return "pi-rules: this project has rules but Pi does not trust it; run /trust in Pi (or start pi with --approve)";
+    }
     return `pi-rules: this project has rules but is not trusted; run: ${status.hint}`;
   } catch {
     return undefined;

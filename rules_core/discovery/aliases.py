@@ -57,17 +57,23 @@ def every_name(rule: Rule) -> list[Rule]:
 def native_copies(rules: Sequence[Rule], read: Mapping[str, str], host: str, cwd: str) -> dict[str, str]:
     """Rules whose body is byte-identical to the body of a rule the host reads itself
     (``read``: id → reason), with the reason naming that native file (cwd-relative).
-    Empty bodies are never copies: an empty file says nothing twice."""
-    native: dict[str, Rule] = {}
+    Empty bodies are never copies: an empty file says nothing twice. An on-demand rule
+    reaches the model as its description first, so two of them are copies only when that
+    matches too (two skills whose bodies are both "Body." are two skills)."""
+    native: dict[tuple[str, str | None], Rule] = {}
     for rule in rules:
         if rule.id in read and rule.body.strip():
-            native.setdefault(rule.body, rule)
+            native.setdefault(_sent_as(rule), rule)
     found: dict[str, str] = {}
     for rule in rules:
-        source = native.get(rule.body)
+        source = native.get(_sent_as(rule))
         if source is not None and rule.id not in read:
             found[rule.id] = COPY_OF_NATIVE.format(native=_shown(source.file.path, cwd), host=host)
     return found
+
+
+def _sent_as(rule: Rule) -> tuple[str, str | None]:
+    return rule.body, rule.description if rule.load == "on-demand" else None
 
 
 def alias_note(rule: Rule, shown: Callable[[str], str]) -> str:

@@ -68,6 +68,7 @@ class Facts:
     # The touched paths that came from shell commands (``--shell``; docs/shell.md). Each is
     # also in ``touched``; a matcher plugin that must tell them apart reads this.
     shell_touched: tuple[str, ...] = ()
+    host_loaded: frozenset[tuple[str, str]] | None = None  # what it already sent (protocols.loaded)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 Modules and their public names:
 
 - ``host_tools``: HostTool, capture, tool_output
+- ``loaded``: MAX_LOADED, text_key, real_path, host_loaded
 - ``mcp``: SERVER_NAME, INSTALL_HINT, INSTRUCTIONS, EXPLAIN_PATH_DESCRIPTION,
   LIST_RULES_DESCRIPTION, ToolSpec, TOOLS, ToolAnswer, UnknownTool, RulesTools, run,
   build_server, server_entry

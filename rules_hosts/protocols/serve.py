@@ -19,6 +19,7 @@ from rules_core.engine.core import Engine
 from rules_core.safe import safe_line
 from rules_core.stream.watcher import SURFACES
 
+from rules_hosts.protocols.loaded import host_loaded
 from rules_hosts.session.facts import LIVE
 from rules_hosts.session.runtime import Session
 from rules_hosts.session.file import SessionFile, entry_refusal
@@ -56,6 +57,8 @@ _PARAMS: dict[str, dict[str, tuple[Any, Any]]] = {
     "before_agent_start": {
         "prompt": ((str,), ""), "model": ((str, type(None)), None),
         "tools": ((list,), []), "branch": ((str, type(None)), LIVE),
+        # What the host already put in the prompt (Pi: systemPromptOptions), left out.
+        "context_files": ((list, type(None)), None), "skills": ((list, type(None)), None),
     },
     "command": {"text": ((str,), _ABSENT)},
     "read_rule": {"args": (_ANY, _ABSENT)},
@@ -139,8 +142,9 @@ class Server:
             result = effect.to_json()
             self._stats(lambda: [delivery_for(session, effect.attached, "attachment")])
         elif method == "before_agent_start":
+            loaded = host_loaded(params.pop("context_files"), params.pop("skills"))
             before = set(session.delivered)
-            result = session.before_agent_start(**params).to_json()
+            result = session.before_agent_start(**params, host_loaded=loaded).to_json()
             new = [i for i in session.delivered if i not in before]
             last = session.last_evaluation
             self._stats(lambda: [turn_record(last), delivery_for(session, new, "section", last)])

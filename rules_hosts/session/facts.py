@@ -36,6 +36,7 @@ def host_facts(
     host: str | None = None,
     settings: Settings | Resolved | None = None,
     shell_touched: Any = (),
+    host_loaded: frozenset[tuple[str, str]] | None = None,
 ) -> Facts:
     """Facts for one evaluation. Touched paths are normalised against ``cwd``; ``branch``
     is ``LIVE`` (read git now), a name, or ``None``/blank for absent. An untrusted
@@ -57,6 +58,7 @@ def host_facts(
         mutes=frozenset(strings(mutes)),
         agent=agent if isinstance(agent, str) and agent else "main",
         host=host,
+        host_loaded=host_loaded,
         **resolved_budget(settings if isinstance(settings, Resolved) else Resolved(settings or Settings(env=env)),
                           host),
     )

@@ -271,13 +271,14 @@ class Session:
     # -- turns -----------------------------------------------------------------------
 
     @_total(lambda self: Turn())
-    def before_agent_start(self, prompt: Any = "", model: Any = None, tools: Any = (), branch: Any = LIVE) -> Turn:
+    def before_agent_start(self, prompt: Any = "", model: Any = None, tools: Any = (), branch: Any = LIVE,
+                           host_loaded: Any = None) -> Turn:  # LIVE asks git once per turn (RULE-SPEC §5)
         """One real cycle: evaluate, then patch, remove or keep the section (zero churn)."""
-        # LIVE asks git once per turn (RULE-SPEC §5).
         resolved = self._resolve()
+        loaded = host_loaded if isinstance(host_loaded, frozenset) else None
         facts = host_facts(self.cwd, env=self.engine.env, trusted=self.trusted, touched=self.touched, prompt=prompt,
                            model=model, branch=branch, tools=tools, mutes=self.mutes, agent=self.agent,
-                           host=self.host, settings=resolved.with_env(self.env))
+                           host=self.host, settings=resolved.with_env(self.env), host_loaded=loaded)
         self._last = self.engine.evaluate(facts, resolved=resolved)
         return self._apply(self._last)
 
