@@ -27,6 +27,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = 0 if hook_client.went else None
         if code is not None:
             return code
+    words = sys.argv[1:] if argv is None else list(argv)
+    if "--version" in words and "hook" not in words:  # a hook's exit code is app.main's to decide
+        from rules_hosts.cli.options import print_version
+
+        if print_version(words):  # the engine and the plugins are never imported
+            return 0
     from rules_hosts.cli.app import main as app_main
 
-    return app_main(sys.argv[1:] if argv is None else argv)
+    return app_main(words)

@@ -24,7 +24,7 @@ from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
 from rules_core.settings.apply import importer_selection
 
-from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_options, version
+from rules_hosts.cli.options import DISTRIBUTION, global_parser, print_version, share_global_options, version
 from rules_hosts.cli.config import add_budget_options, add_config_command, command_options, configured_engine
 from rules_hosts.session.facts import LIVE, host_facts
 from rules_hosts.cli.init import run_init
@@ -118,10 +118,7 @@ def _main(argv: Sequence[str], make_engine: EngineFactory) -> int:
     # the global options first, then build the whole parser.
     known, _ = global_parser(add_help=False).parse_known_args(argv)
     if known.version:  # before any plugin loads, so a broken plugin cannot hide it
-        if known.json:
-            sys.stdout.write(safe_json({"name": DISTRIBUTION, "version": version()}) + "\n")
-        else:
-            print(f"{DISTRIBUTION} {version()}")
+        print_version(argv)
         return 0
     blocked = []
     for value in known.plugin_options:
