@@ -24,6 +24,7 @@ from rules_core.plugins.hooks import Hooks
 from rules_core.discovery.imports import IMPORT_ENV, Selected, select_importers
 from rules_core.discovery.listing import ListingCache
 from rules_core.discovery.persistent import Persistent, sources_with_kept_tree
+from rules_core.discovery.kept_parses import kept_parser
 from rules_core.lookup import RULE_URL
 from rules_core.model import Discovery, DiscoveryContext, ImporterInfo, Rule, RuleError, RuleFile, RuleWarning
 from rules_core.paths import ancestors_between
@@ -102,12 +103,13 @@ class Discoverer:
             reading_order = reading_order[:MAX_RULE_FILES]
         loaded: dict[str, Rule] = {}
         read = 0
+        parse = kept_parser(store, self.hooks.parse)  # parses kept across processes
         for position, rule_file in enumerate(reading_order):
             if expired() and rule_file.source != "global":
                 left = len(reading_order) - position
                 errors.append(deadline_error(cwd, f"{left} rule file{'s' if left != 1 else ''} not read"))
                 break
-            result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None)
+            result = self._files.load(rule_file, parse, contain if rule_file.source == "project" else None)
             if result is None:
                 continue
             errors.extend(result.errors)
