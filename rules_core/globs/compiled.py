@@ -151,6 +151,11 @@ class LazyCompiledRule:
         self._parts: dict[str, object] = {}
 
     @property
+    def compiled_parts(self) -> frozenset[str]:
+        """Which of ``globs``, ``model`` and ``branch`` have been compiled so far."""
+        return frozenset(self._parts)
+
+    @property
     def globs(self) -> GlobSet:
         if "globs" not in self._parts:
             self._parts["globs"] = compile_rule(self._globs, None, None)[0].globs if self._globs else EMPTY_GLOBSET
