@@ -17,7 +17,9 @@ from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if argv is None:  # a real process: an embedding caller's argv is answered in process
+    # A real process's hook call (an embedding caller's argv is answered in process); a
+    # command without the word `hook` never pays for importing the client (`socket`).
+    if argv is None and "hook" in sys.argv[1:]:
         import rules_hosts.cli.hook_client as hook_client
 
         try:
