@@ -146,7 +146,10 @@ def _pattern_problem(globs: tuple[str, ...], model: str | None, branch: str | No
     if len(globs) > MAX_GLOBS:
         return True
     patterns = [*globs, *(p for p in (model, branch) if p is not None)]
-    return any(len(p) > MAX_PATTERN_LENGTH or expansion_problem([p]) is not None for p in patterns)
+    # Without a `{` a pattern expands to itself, within the budget once under the length
+    # limit: only a pattern with braces needs the (bracex) count here. The compiler checks
+    # the rewritten pattern again when the matcher is first used.
+    return any(len(p) > MAX_PATTERN_LENGTH or ("{" in p and expansion_problem([p]) is not None) for p in patterns)
 
 
 def _is(kind: str, item: Any) -> bool:
