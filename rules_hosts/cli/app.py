@@ -24,7 +24,7 @@ from rules_core.model import Facts
 from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
 from rules_core.settings.apply import importer_selection
 
-from rules_hosts.cli.options import DISTRIBUTION, global_parser, print_version, share_global_options, version
+from rules_hosts.cli.options import global_parser, print_version, share_global_options
 from rules_hosts.cli.config import add_budget_options, add_config_command, command_options, configured_engine
 from rules_hosts.session.facts import LIVE, host_facts
 from rules_hosts.cli.init import run_init

@@ -123,19 +123,26 @@ def version() -> str:
     return "unknown"
 
 
+_MAX_METADATA = 64 * 1024  # the headers come first; Version is among the first lines
+
+
 def _normal(name: str) -> str:
     return name.replace("-", "_").replace(".", "_").lower()
 
 
 def _metadata_version(folder: str) -> str | None:
     for file_name in ("METADATA", "PKG-INFO"):
+        path = os.path.join(folder, file_name)
+        if not os.path.isfile(path):  # a FIFO would block the open
+            continue
         try:
-            with open(os.path.join(folder, file_name), encoding="utf-8", errors="replace") as handle:
-                for line in handle:
-                    if not line.strip():
-                        break  # the headers end at the first blank line
-                    if line.startswith("Version:"):
-                        return line[len("Version:"):].strip() or None
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                head = handle.read(_MAX_METADATA)  # a folder on sys.path may be anyone's: bounded
         except OSError:
             continue
+        for line in head.splitlines():
+            if not line.strip():
+                break  # the headers end at the first blank line
+            if line.startswith("Version:"):
+                return line[len("Version:"):].strip() or None
     return None
