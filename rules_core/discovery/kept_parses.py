@@ -97,13 +97,16 @@ def encode(result: ParseResult, rule_file: RuleFile) -> dict[str, Any] | None:
     except (TypeError, ValueError, RecursionError):
         return None
     # A plugin's tuple or mapping proxy does not come back as itself: such a result is not kept.
-    if not same or (rule is not None and decode(value, rule_file) != result):
+    if not same or (rule is not None and decode(value, rule_file, check_patterns=False) != result):
         return None
     return value
 
 
-def decode(value: Any, rule_file: RuleFile) -> ParseResult | None:
-    """A kept value as the ``ParseResult`` it was, or ``None`` when anything is off."""
+def decode(value: Any, rule_file: RuleFile, check_patterns: bool = True) -> ParseResult | None:
+    """A kept value as the ``ParseResult`` it was, or ``None`` when anything is off.
+    ``check_patterns=False`` only for the round-trip check of a result just parsed (its
+    patterns were checked by the compiler already; counting a bomb's expansion twice
+    costs what the cap is there to prevent)."""
     if not isinstance(value, dict) or set(value) != {"errors", "depends", "rule"}:
         return None
     errors, depends, kept = value["errors"], value["depends"], value["rule"]
@@ -113,13 +116,13 @@ def decode(value: Any, rule_file: RuleFile) -> ParseResult | None:
         return None
     rule = None
     if kept is not None:
-        rule = _rule(kept, rule_file)
+        rule = _rule(kept, rule_file, check_patterns)
         if rule is None:
             return None
     return ParseResult(rule, tuple(RuleError(*e) for e in errors), tuple(depends))
 
 
-def _rule(kept: Any, rule_file: RuleFile) -> Rule | None:
+def _rule(kept: Any, rule_file: RuleFile, check_patterns: bool) -> Rule | None:
     if not isinstance(kept, dict) or set(kept) != {*_FIELDS, "extra", "pool"}:
         return None
     fields: dict[str, Any] = {}
@@ -134,7 +137,7 @@ def _rule(kept: Any, rule_file: RuleFile) -> Rule | None:
     if pool is not None and not (isinstance(pool, list) and len(pool) == 3 and _is(_TEXT, pool[0])
                                  and _is(_INT, pool[1]) and _is(_TEXT, pool[2])):
         return None
-    if _pattern_problem(fields["globs"], fields["model"], fields["branch"]):
+    if check_patterns and _pattern_problem(fields["globs"], fields["model"], fields["branch"]):
         return None
     return Rule(file=rule_file, extra=MappingProxyType(extra), pool=None if pool is None else BudgetPool(*pool),
                 compiled=LazyCompiledRule(fields["globs"], fields["model"], fields["branch"]), **fields)
