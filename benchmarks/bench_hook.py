@@ -16,6 +16,8 @@ repository built here (30 modules x 10 folders, 24 rules, 40% of them ``exists``
 100,000-file monorepo of ``bench_monorepo.py`` (``--keep DIR`` builds it once, reused).
 Every figure is printed, wall and CPU time, with its ratio to a baseline of the same run
 and the target (targets are on wall time).
+A third tree, a 2-rule repository, gives issue 30's start-up rows: ``pi-rules --version``
+and a fresh ``report`` (warm cache) against ``python -c pass`` in the same runs.
 ``--against COMMIT`` also times the floor, the warm hook and the warm report of an earlier
 commit (exported with ``git archive``), interleaved with this checkout's in the same runs.
 
@@ -77,6 +79,42 @@ def build_mono(keep: Path | None) -> tuple[Path, Path, Path]:
     if not (base / "mono").exists():
         build(base, 100_000)
     return base / "mono" / "ws", base / "home", base
+
+
+def build_tiny(base: Path) -> tuple[Path, Path]:
+    """A git repository with two rules and a few files (issue 30's "small repository")."""
+    repo, home = base / "tiny", base / "tiny-home"
+    (repo / ".pi/rules").mkdir(parents=True)
+    home.mkdir()
+    (repo / ".pi/rules/ts.md").write_text(_rule(1, ["src/**/*.ts"], "touched"))
+    (repo / ".pi/rules/docs.md").write_text(_rule(2, ["docs/**/*.md"], "exists"))
+    for name in ("src/app.ts", "src/util.ts", "docs/readme.md", "README.md"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("x\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo, home
+
+
+def measure_start(tree: Path, home: Path, scratch: Path, repeat: int,
+                  against: Path | None = None) -> dict[str, tuple[float, float]]:
+    """Issue 30's start-up rows: ``--version`` and a fresh report on the 2-rule repository."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"HOME": str(home), "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
+                "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache"),
+                "PI_RULES_HOOK_SERVER": "off"})
+    version = [sys.executable, "-m", "rules_hosts", "--version"]
+    report = [sys.executable, "-m", "rules_hosts", "--cwd", str(tree), "report", "--no-branch", "--touched", "src/app.ts"]
+    old_env = {**env, "PYTHONPATH": str(against)}
+    earlier: dict[str, Callable[[], object]] = {
+        "pi-rules --version (against)": lambda: _run(version, tree, old_env),
+        "fresh report, 2 rules, warm cache (against)": lambda: _run(report, tree, old_env),
+    } if against else {}
+    return _median(repeat, {
+        **earlier,
+        "python -c pass": lambda: _run([sys.executable, "-c", "pass"], tree, env),
+        "pi-rules --version": lambda: _run(version, tree, env),
+        "fresh report, 2 rules, warm cache": lambda: _run(report, tree, env),
+    })
 
 
 def _median(repeat: int, actions: dict[str, Callable[[], object]]) -> dict[str, tuple[float, float]]:
@@ -246,14 +284,21 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bench-hook-"))
     try:
         against = _export(args.against, scratch / "against") if args.against else None
+        tiny, tiny_home = build_tiny(scratch)
         small, small_home = build_small(scratch)
         time.sleep(1.1)  # paths changed within the last second are never cached ("racy")
+        figures = measure_start(tiny, tiny_home, scratch / "t", args.repeat, against)
+        show(f"2-rule repository ({tiny})", figures, {
+            **{name: ("python -c pass", None) for name in figures if name.endswith("(against)")},
+            "pi-rules --version": ("python -c pass", 2.0),
+            "fresh report, 2 rules, warm cache": ("python -c pass", 4.0),
+        })
         touched = "src/m1/d1/f31.tsx"
         figures = measure(small, small_home, scratch / "s", touched, args.repeat, against)
         show(f"3,000-file repository ({small})", figures, {
             **{name: ("python -c pass", None) for name in figures if name.endswith("(against)")},
             "imports + plugin manager only": ("python -c pass", None),
-            "PostToolUse hook, hook server": ("python -c pass", 4.0),
+            "PostToolUse hook, hook server": ("python -c pass", 1.5),
             "PostToolUse hook, in process, warm cache": ("python -c pass", None),
             "PostToolUse hook, in process, PI_RULES_CACHE=off": ("python -c pass", None),
             "fresh report, warm cache": ("python -c pass", None),
@@ -265,7 +310,7 @@ def main() -> None:
             show(f"100,000-file monorepo ({base})", figures, {
                 **{name: ("find . -type f | wc -l", None) for name in figures if name.endswith("(against)")},
                 "imports + plugin manager only": ("find . -type f | wc -l", None),
-                "PostToolUse hook, hook server": ("find . -type f | wc -l", 1.0),
+                "PostToolUse hook, hook server": ("find . -type f | wc -l", 0.5),
                 "PostToolUse hook, in process, warm cache": ("find . -type f | wc -l", None),
                 "PostToolUse hook, in process, PI_RULES_CACHE=off": ("find . -type f | wc -l", None),
                 "fresh report, warm cache": ("find . -type f | wc -l", 1.5),

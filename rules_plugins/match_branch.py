@@ -18,5 +18,7 @@ RANK = 40
 def pi_rules_match(rule: Rule, context: MatchContext) -> list[Verdict]:
     if rule.branch is None:
         return []
-    compiled = rule.compiled.branch if rule.compiled is not None else None
-    return [flat_verdict("branch", context.facts.branch, rule.branch, compiled, RANK)]
+    # Without a session branch nothing is matched, so a lazily compiled pattern stays uncompiled.
+    value = context.facts.branch
+    compiled = rule.compiled.branch if rule.compiled is not None and value is not None else None
+    return [flat_verdict("branch", value, rule.branch, compiled, RANK)]

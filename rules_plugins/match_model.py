@@ -14,5 +14,7 @@ RANK = 30
 def pi_rules_match(rule: Rule, context: MatchContext) -> list[Verdict]:
     if rule.model is None:
         return []
-    compiled = rule.compiled.model if rule.compiled is not None else None
-    return [flat_verdict("model", context.facts.model, rule.model, compiled, RANK)]
+    # Without a session model nothing is matched, so a lazily compiled pattern stays uncompiled.
+    value = context.facts.model
+    compiled = rule.compiled.model if rule.compiled is not None and value is not None else None
+    return [flat_verdict("model", value, rule.model, compiled, RANK)]

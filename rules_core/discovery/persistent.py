@@ -145,6 +145,12 @@ class Store:
         self.stats["misses"] += 1
         return None
 
+    def count(self, kind: str) -> int:
+        """How many answers of ``kind`` the store holds."""
+        self._load()
+        prefix = _entry_key(kind, None)[:-len("null]")]
+        return sum(1 for key in self.entries if key.startswith(prefix))
+
     def put(self, kind: str, key: object, value: Any, seen: Observation) -> None:
         """Keep ``value`` unless the walk was unstable, left the project or is racy."""
         if seen.unstable or not all(_inside(p, self.bound) for p in seen.paths):

@@ -25,6 +25,7 @@ from rules_core.plugins.hooks import Hooks
 from rules_core.discovery.imports import IMPORT_ENV, Selected, select_importers
 from rules_core.discovery.listing import ListingCache
 from rules_core.discovery.persistent import Persistent, sources_with_kept_tree
+from rules_core.discovery.kept_parses import kept_parser
 from rules_core.lookup import RULE_URL
 from rules_core.model import Discovery, DiscoveryContext, ImporterInfo, Rule, RuleError, RuleFile, RuleWarning
 from rules_core.paths import ancestors_between
@@ -108,12 +109,13 @@ class Discoverer:
         # Importers whose tool reads damaged text (ImporterInfo.lossy_utf8), by plugin name.
         lossy = {info.name for info in self.hooks.importers() if info.lossy_utf8}
         file_warnings: list[RuleWarning] = []
-        for position, rule_file in enumerate(reading_order):
+        parse = kept_parser(store, self.hooks.parse)  # parses kept across processes
+        for at, rule_file in enumerate(reading_order):
             if expired() and rule_file.source != "global":
-                left = len(reading_order) - position
+                left = len(reading_order) - at
                 errors.append(deadline_error(cwd, f"{left} rule file{'s' if left != 1 else ''} not read"))
                 break
-            result = self._files.load(rule_file, self.hooks.parse, contain if rule_file.source == "project" else None,
+            result = self._files.load(rule_file, parse, contain if rule_file.source == "project" else None,
                                       lossy=rule_file.plugin in lossy)
             if result is None:
                 continue
@@ -122,9 +124,9 @@ class Discoverer:
             if result.rule is not None:
                 loaded[rule_file.path] = _ensure_compiled(result.rule)
                 read += len(result.rule.body)
-                if read > MAX_RULE_BYTES_TOTAL and position + 1 < len(reading_order):
+                if read > MAX_RULE_BYTES_TOTAL and at + 1 < len(reading_order):
                     errors.append(_over_cap(cwd, f"the rules read so far hold over {MAX_RULE_BYTES_TOTAL} characters, "
-                                                 "the limit per discovery", len(reading_order) - position - 1))
+                                                 "the limit per discovery", len(reading_order) - at - 1))
                     break
         rules = [loaded[f.path] for f in files if f.path in loaded]
         warnings = cwd_only_warnings(context, self.hooks.importers()) if trusted else ()

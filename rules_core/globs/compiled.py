@@ -136,3 +136,39 @@ def _flat(pattern: str | None, key: str, problems: list[str]) -> Glob | None:
     except GlobError as exc:
         problems.append(f"{key} pattern {pattern!r} cannot be used (it matches nothing): {exc}")
         return None
+
+
+class LazyCompiledRule:
+    """A rule's matchers compiled on first use, each part alone: a parse read back from the
+    persistent cache (rules_core.discovery.kept_parses) compiles only the globs, model or
+    branch pattern an evaluation asks for. Compiling goes through ``compile_rule``, so a
+    pattern read back meets every bound one read from a rule file does."""
+
+    __slots__ = ("_globs", "_model", "_branch", "_parts")
+
+    def __init__(self, globs: tuple[str, ...], model: str | None, branch: str | None) -> None:
+        self._globs, self._model, self._branch = globs, model, branch
+        self._parts: dict[str, object] = {}
+
+    @property
+    def compiled_parts(self) -> frozenset[str]:
+        """Which of ``globs``, ``model`` and ``branch`` have been compiled so far."""
+        return frozenset(self._parts)
+
+    @property
+    def globs(self) -> GlobSet:
+        if "globs" not in self._parts:
+            self._parts["globs"] = compile_rule(self._globs, None, None)[0].globs if self._globs else EMPTY_GLOBSET
+        return self._parts["globs"]  # type: ignore[return-value]
+
+    @property
+    def model(self) -> Glob | None:
+        if "model" not in self._parts:
+            self._parts["model"] = compile_rule((), self._model, None)[0].model
+        return self._parts["model"]  # type: ignore[return-value]
+
+    @property
+    def branch(self) -> Glob | None:
+        if "branch" not in self._parts:
+            self._parts["branch"] = compile_rule((), None, self._branch)[0].branch
+        return self._parts["branch"]  # type: ignore[return-value]

@@ -27,6 +27,7 @@ __all__ = ["GlobError", "Glob", "compile_glob", "compile_flat", "normalize_path"
 
 _FLAGS = _wg.GLOBSTAR | _wg.BRACE | _wg.EXTGLOB | _wg.FORCEUNIX | _wg.CASE
 _MAX_LENGTH = 65536  # picomatch refuses longer patterns too
+MAX_PATTERN_LENGTH = _MAX_LENGTH  # for checks made before compiling (rules_core.discovery.kept_parses)
 # The compile cache: entries, and characters of regex kept (~6 bytes of memory each).
 _CACHE_ENTRIES = 4096
 _CACHE_CHARACTERS = 8 * 1024 * 1024

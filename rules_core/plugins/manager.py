@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import pluggy
 
-from rules_core.plugins import hookspecs
+from rules_core.plugins import hookspecs, lazy
 from rules_core.deadline import DeadlineExceeded
 from rules_core.plugins.entry_points import entry_points as kept_entry_points
 
@@ -211,7 +211,7 @@ def make_plugin_manager(
     for name, module_path in BUILTIN_PLUGINS.items():
         if name in replaced or pm.is_blocked(name):
             continue
-        pm.register(importlib.import_module(module_path), name=name)
+        pm.register(_builtin(name, module_path), name=name)
     origins = pm.origins
     for ep in third_party:
         if pm.is_blocked(ep.name) or pm.has_plugin(ep.name):
@@ -240,6 +240,15 @@ def make_plugin_manager(
     return pm
 
 
+def _builtin(name: str, module_path: str) -> object:
+    """The built-in as a stand-in from the generated table (its module imported on its first
+    hook call, docs/performance.md), or the module itself where the table has no row for it."""
+    row = lazy.table().get(name)
+    if row is None or row[0] != module_path:
+        return importlib.import_module(module_path)
+    return lazy.stand_in(module_path, row[1])
+
+
 def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
     """Registered plugins sorted by name, with their origin and implemented hooks."""
     origins: Mapping[str, str] = getattr(pm, "origins", {})
@@ -257,10 +266,12 @@ def _register_packs(pm: RulesPluginManager) -> None:
     """Rule packs (docs/packs.md) are data, not code: the plugin registered as `packs`
     makes one source plugin per entry point of `pi_rules.rules`, registered under the
     entry point's name so blocking and listing treat it like any plugin."""
+    wanted = [ep for ep in _pack_entry_points() if not pm.is_blocked(ep.name)]
+    if not wanted:  # asked first: the `packs` module is imported only when a pack is installed
+        return
     make = getattr(pm.get_plugin("packs"), "pack_plugins", None)
     if make is None:  # `packs` blocked, or replaced by a plugin that makes none
         return
-    wanted = [ep for ep in _pack_entry_points() if not pm.is_blocked(ep.name)]
     for name, plugin in make(wanted, pm.has_plugin, _dist_label):
         if not pm.is_blocked(name) and not pm.has_plugin(name):
             pm.register(plugin, name=name)

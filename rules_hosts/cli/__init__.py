@@ -17,7 +17,9 @@ from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if argv is None:  # a real process: an embedding caller's argv is answered in process
+    # A real process's hook call (an embedding caller's argv is answered in process); a
+    # command without the word `hook` never pays for importing the client (`socket`).
+    if argv is None and "hook" in sys.argv[1:]:
         import rules_hosts.cli.hook_client as hook_client
 
         try:
@@ -27,6 +29,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = 0 if hook_client.went else None
         if code is not None:
             return code
+    words = sys.argv[1:] if argv is None else list(argv)
+    if "--version" in words and "hook" not in words:  # a hook's exit code is app.main's to decide
+        from rules_hosts.cli.options import print_version
+
+        if print_version(words):  # the engine and the plugins are never imported
+            return 0
     from rules_hosts.cli.app import main as app_main
 
-    return app_main(sys.argv[1:] if argv is None else argv)
+    return app_main(words)

@@ -25,7 +25,7 @@ from rules_core.safe import safe_block, safe_json, safe_line, safe_lines
 from rules_core.settings.apply import importer_selection
 from rules_core.settings.resolved import Resolved
 
-from rules_hosts.cli.options import DISTRIBUTION, global_parser, share_global_options, version
+from rules_hosts.cli.options import global_parser, print_version, share_global_options
 from rules_hosts.cli.config import (
     add_agent_option,
     add_config_command,
@@ -137,10 +137,7 @@ def _main(argv: Sequence[str], make_engine: EngineFactory) -> int:
     # the global options first, then build the whole parser.
     known, _ = global_parser(add_help=False).parse_known_args(argv)
     if known.version:  # before any plugin loads, so a broken plugin cannot hide it
-        if known.json:
-            sys.stdout.write(safe_json({"name": DISTRIBUTION, "version": version()}) + "\n")
-        else:
-            print(f"{DISTRIBUTION} {version()}")
+        print_version(argv)
         return 0
     blocked = []
     for value in known.plugin_options:

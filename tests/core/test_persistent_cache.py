@@ -117,7 +117,7 @@ def test_second_process_neither_walks_nor_scans(project: tuple[Path, dict[str, s
     assert second == first == _uncached(env, repo)
     assert second_counter.calls == 0
     assert len(listed) == 2 * walked_first  # the uncached run walked; the warm one did not
-    assert second_engine.discovery.persistent.stats["hits"] == 3  # the tree and two scans
+    assert second_engine.discovery.persistent.stats["hits"] == 3 + 4  # the tree, two scans and the four parses
 
 
 def test_cache_file_is_private_and_off_switch_writes_nothing(project: tuple[Path, dict[str, str]]) -> None:

@@ -30,7 +30,7 @@ from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 from rules_hosts.cli import app
 
 # What the event enters today (docs/architecture.md says why not 12): a regression bound.
-MAX_WING_MODULES = 45
+MAX_WING_MODULES = 47
 MAX_ROOMS = 12  # the figure, met when counted by room (wing or package top)
 _WINGS = tuple(str(Path(p.__file__).parent) + "/" for p in (rules_core, rules_hosts))
 

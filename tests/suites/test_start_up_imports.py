@@ -102,3 +102,43 @@ def test_a_claude_code_read_hook_loads_no_stream_watcher(tmp_path):
     assert output == first and run["code"] == 0 and "rules_hosts.session.runtime" in run["modules"]
     assert sorted({"rules_core.stream.watcher", "rules_core.stream.buffer", "rules_core.stream.plan", "regex", "tomllib",
                    "importlib_metadata", "importlib.metadata"} & set(run["modules"])) == []
+
+
+# The hooks building the command line's parser: the only built-ins `--help` may import.
+_PARSER_HOOKS = {"pi_rules_cli_commands", "pi_rules_output_formats", "pi_rules_hosts"}
+
+
+def _builtins_imported(run: dict[str, Any]) -> set[str]:
+    from rules_core.plugins.manager import BUILTIN_PLUGINS
+
+    return set(BUILTIN_PLUGINS.values()) & set(run["modules"])
+
+
+def test_version_imports_no_plugin_no_engine_and_no_metadata_reader(tmp_path):
+    cwd = _project(tmp_path)
+    output, run = _run(tmp_path, cwd, ["--version"])
+    as_json, _ = _run(tmp_path, cwd, ["--version", "--json"])
+
+    assert output.startswith("pi-rules ") and json.loads(as_json)["name"] == "pi-rules" and run["code"] == 0
+    assert output.split()[1] == json.loads(as_json)["version"]
+    assert _builtins_imported(run) == set()
+    assert sorted({"pluggy", "yaml", "rules_core.engine.core", "importlib.metadata", "importlib_metadata", "email"}
+                  & set(run["modules"])) == []
+
+
+def test_help_imports_only_the_plugins_whose_hooks_build_the_parser(tmp_path):
+    from rules_core.plugins.lazy import table
+
+    cwd = _project(tmp_path)
+    output, run = _run(tmp_path, cwd, [])  # bare `pi-rules`: the help
+    _, report = _report(tmp_path, cwd)
+    parser_plugins = {path for path, entries in table().values() if {e[0] for e in entries} & _PARSER_HOOKS}
+
+    assert "report" in output and "serve" in output  # the plugins' commands are listed
+    importing = "import importlib, json, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", importing, *sorted(parser_plugins)], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    needed = _builtins_imported({"modules": json.loads(done.stdout)})  # the parser plugins and what they import
+
+    assert _builtins_imported(run) <= needed
+    assert len(_builtins_imported(report)) > len(_builtins_imported(run))  # the probe sees a report's imports
