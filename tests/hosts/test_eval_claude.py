@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import pytest
 
 from fake_messages_api import Obligation, RuleFollowingAPI
-from test_claude_real import _claude_binary, _ProxyTrap  # one place locates the pinned client
+from claude_real import ProxyTrap, claude_binary  # one place locates the pinned client
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
@@ -53,10 +53,10 @@ def _rule_body(rule_id: str) -> str:
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment under which ``pi-rules eval`` drives the pinned client against the
     rule-following model, offline."""
-    binary = _claude_binary()
+    binary = claude_binary()
     obligations = [Obligation(prompt, _rule_body(rule), path, obeying, ignoring)
                    for rule, (prompt, path, obeying, ignoring) in TASKS.items()]
-    with RuleFollowingAPI(obligations=obligations) as api, _ProxyTrap() as trap:
+    with RuleFollowingAPI(obligations=obligations) as api, ProxyTrap() as trap:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "PI_RULES_"))}
         env.update(
             PI_RULES_EVAL_CLAUDE=binary, PI_RULES_EVAL_CLAUDE_ARGS="--model claude-sonnet-4-5",
