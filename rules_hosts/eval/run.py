@@ -122,7 +122,7 @@ def _run_case(case: EvalCase, options: EvalOptions, done: Mapping[tuple[str, str
 
 def _find_rule(case: EvalCase, options: EvalOptions) -> tuple[Rule | None, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
-    engine = configured_engine(case.fixture, True, options.blocked, ("eval",), env)
+    engine, _ = configured_engine(case.fixture, True, options.blocked, ("eval",), env)
     rules = engine.discover(case.fixture, True).rules
     for rule in rules:
         if rule.id == case.rule:
@@ -142,11 +142,11 @@ def _one_run(case: EvalCase, arm: str, number: int, file: str, runner: AgentRunn
         env = workspace.env(os.environ)
         if arm == "without":
             _mute(workspace.folder("config"), case.rule)
-        engine = configured_engine(workspace.project, True, options.blocked, ("eval",), env)
+        engine, _ = configured_engine(workspace.project, True, options.blocked, ("eval",), env)
         rule = next((r for r in engine.discover(workspace.project, True).rules if r.id == case.rule), None)
         if arm == "variant" and rule is not None and case.variant:
             _rewrite_body(rule.file.path, case.variant, workspace.project)
-            engine = configured_engine(workspace.project, True, options.blocked, ("eval",), env)
+            engine, _ = configured_engine(workspace.project, True, options.blocked, ("eval",), env)
         session = Session(engine, workspace.project, trusted=True, host="pi", env=env)
         section = session.before_agent_start(case.prompt).section or ""
         request = RunRequest(case, arm, workspace, env, rule.file.path if rule else None, section, options.timeout)
