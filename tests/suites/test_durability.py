@@ -12,7 +12,6 @@ under the lock and exits). Not timed: iteration counts are fixed, delays are sho
 from __future__ import annotations
 
 import contextlib
-
 import json
 import os
 import random
