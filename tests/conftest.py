@@ -6,6 +6,8 @@ import shutil
 import signal
 import tempfile
 
+import pytest
+
 pytest_plugins = ["rules_core.rule_tests.pytest_plugin"]
 
 # Hook calls are answered in process (each test counts its own work). A test that builds
@@ -14,6 +16,16 @@ pytest_plugins = ["rules_core.rule_tests.pytest_plugin"]
 _RUNTIME = tempfile.mkdtemp(prefix="pi-rules-test-run-")
 os.environ["XDG_RUNTIME_DIR"] = _RUNTIME
 os.environ["PI_RULES_HOOK_SERVER"] = "off"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true",
+                     help="rewrite tests/golden/ from this run (same as PI_RULES_UPDATE_GOLDEN=1)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--update-goldens"):
+        os.environ["PI_RULES_UPDATE_GOLDEN"] = "1"
 
 
 def pytest_sessionfinish(session: object, exitstatus: int) -> None:

@@ -1,6 +1,6 @@
 """Golden files for every rendered form. Refresh on purpose with:
 
-    PI_RULES_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+    python -m pytest --update-goldens tests/hosts/test_golden.py   (or PI_RULES_UPDATE_GOLDEN=1)
 
 then review the diff of tests/golden/ like any other change.
 """
@@ -15,16 +15,9 @@ import pytest
 from rules_hosts.cli import main
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
-GOLDEN = Path(__file__).parent.parent / "golden"
-UPDATE = os.environ.get("PI_RULES_UPDATE_GOLDEN") == "1"
+from golden_files import GOLDEN, check_golden
 
-
-def assert_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden file {name}; run with PI_RULES_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8")
+assert_golden = check_golden  # the name other test modules import from here
 
 
 @pytest.fixture
