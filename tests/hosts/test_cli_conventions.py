@@ -11,6 +11,7 @@ from importlib import metadata
 
 import pytest
 
+from rules_core.settings.parse import parse_settings
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.cli import init
 from rules_hosts.cli import main
@@ -216,6 +217,5 @@ def test_the_settings_template_names_every_key_and_is_valid_uncommented():
     assert set(data) == {"max_tokens", "overflow", "import", "disable", "attach", "plugins", "lint", "hosts"}
     assert set(data["plugins"]) == {"block", "required"} and set(data["lint"]) == {"ignore"}
     assert set(data["hosts"]) == {"claude-code"}
-    settings_parse = pytest.importorskip("rules_core.settings.parse")
-    parsed = settings_parse.parse_settings(_uncommented(init.SETTINGS_TEXT), ".pi/rules.toml")
+    parsed = parse_settings(_uncommented(init.SETTINGS_TEXT), ".pi/rules.toml")
     assert parsed.errors == ()
