@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import pytest
 
 from golden_files import updating
+from session_guard import TOOL_CACHE
 from fake_messages_api import FakeMessagesAPI, Request, block_text, text, tool_results, tool_use
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
@@ -65,8 +66,7 @@ with open(os.path.join(sys.argv[1], name), "w", encoding="utf-8") as out:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pi-rules-tests" / f"claude-{CLAUDE_VERSION}"
+    return TOOL_CACHE / f"claude-{CLAUDE_VERSION}"
 
 
 def _claude_binary() -> str:
@@ -77,7 +77,7 @@ def _claude_binary() -> str:
         if missing:
             pytest.skip(f"{' and '.join(missing)} not on PATH: "
                         f"cannot install @anthropic-ai/claude-code@{CLAUDE_VERSION}")
-        env = {**os.environ, "PI_RULES_CLAUDE_VERSION": CLAUDE_VERSION}
+        env = {**os.environ, "PI_RULES_CLAUDE_VERSION": CLAUDE_VERSION, "XDG_CACHE_HOME": str(TOOL_CACHE.parent)}
         done = subprocess.run(["bash", str(INSTALL_SCRIPT)], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0 and binary.exists(), f"install-claude failed:\n{done.stderr}"
     return str(binary)
