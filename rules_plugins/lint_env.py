@@ -42,7 +42,7 @@ KNOWN: Mapping[str, str] = {
 # The test suite's own knobs: never suggested, never warned about (a developer running
 # `check` with them set is not wrong).
 SUITE = frozenset({"PI_RULES_UPDATE_GOLDEN", "PI_RULES_FUZZ_SCALE", "PI_RULES_FUZZ_SUBJECT",
-                   "PI_RULES_FUZZ_MATCH_SECONDS"})
+                   "PI_RULES_FUZZ_MATCH_SECONDS", "PI_RULES_MAP_SCREENSHOT", "PI_RULES_TEST_CLAUDE_DUMP"})
 # Close to our prefix: a slip in the prefix (PI_RULE_, PIRULES_, lower case) reads nothing too.
 _OURS = re.compile(r"pi_?rules?_", re.IGNORECASE)
 _INTEGER = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)")
