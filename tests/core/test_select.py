@@ -92,3 +92,16 @@ def test_token_estimate_counts_utf16_units(text, tokens):
 def test_token_estimate_matches_ceil_of_utf16_length(text):
     units = len(text.encode("utf-16-le", "surrogatepass")) // 2
     assert utf16_token_estimate(text) == math.ceil(units / 4)
+
+
+def test_js_parse_int_answers_as_node_parse_int_does():
+    """Differential data recorded once from node's own parseInt (tests/data/parseint-node.json):
+    leading whitespace of every kind JavaScript strips, signs, hex, stops at the first
+    non-digit, NaN (``None``) when no digit leads. Written to kill mutmut's survivors."""
+    import json
+    from pathlib import Path
+
+    from rules_core.select import js_parse_int
+
+    data = json.loads((Path(__file__).parents[1] / "data" / "parseint-node.json").read_text(encoding="utf-8"))
+    assert [[text, js_parse_int(text)] for text, _ in data["cases"]] == data["cases"]
