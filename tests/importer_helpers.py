@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 # -- projects --------------------------------------------------------------------------------
 
 
-def git_init(path: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
+from suite_helpers import git_init  # noqa: E402, F401 - re-exported for the importer tests
 
 
 def copy_fixture(project, name: str, *, git: bool = False):

@@ -15,6 +15,7 @@ from rules_core.settings.parse import parse_settings
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.cli import init
 from rules_hosts.cli import main
+from suite_helpers import run_cli
 
 
 @pytest.fixture
@@ -30,10 +31,7 @@ def project(rule_project, monkeypatch):
     return rule_project
 
 
-def run(capsys, *args):
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = run_cli  # the shared helper (tests/suite_helpers.py)
 
 
 # -- global options after the command ----------------------------------------------------

@@ -7,17 +7,12 @@ then review the diff of tests/golden/ like any other change.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from rules_hosts.cli import main
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
-from golden_files import GOLDEN, check_golden
-
-assert_golden = check_golden  # the name other test modules import from here
+from golden_files import check_golden as assert_golden
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ from typing import Any, Mapping
 import pytest
 import yaml
 
+from suite_helpers import git
+
 from rules_core.rule_tests.pytest_plugin import rule_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +87,7 @@ def test_the_hook_stays_quiet_for_other_files(path):
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    git(cwd, *args)
 
 
 @pytest.fixture(scope="module")

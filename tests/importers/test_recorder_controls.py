@@ -6,7 +6,6 @@ importer runs — so a "nothing accessed" assertion could fail."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
