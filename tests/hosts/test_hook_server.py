@@ -6,6 +6,7 @@ wrong with the server or its socket costs nothing but the speed of one call."""
 from __future__ import annotations
 
 import os
+import sys
 import re
 import shutil
 import signal
@@ -337,3 +338,23 @@ def test_a_large_server_log_is_started_afresh(served: Served) -> None:
     served.wait_server()
     served.prompt("hello")
     assert re.fullmatch(r"listening as pid \d+\nrequest 1\n", served.log())
+
+
+def test_the_server_log_is_emptied_every_log_lines_answered_calls(tmp_path: Path, monkeypatch) -> None:
+    """A server busy for days keeps server.log small: it empties it after every
+    ``_LOG_LINES`` (50,000) answered calls. Counted with a smaller period, in process."""
+    from rules_hosts.hook_server import server as hook_server
+
+    assert hook_server._LOG_LINES == 50_000  # what docs/hook-server.md states
+    monkeypatch.setattr(hook_server, "_LOG_LINES", 3)
+    log = open(tmp_path / "server.log", "a")  # as the client opens it for the server
+    monkeypatch.setattr(sys, "__stdout__", log)
+    server = hook_server.Server(idle=1.0)
+    header = {"argv": ["--version"], "cwd": str(tmp_path), "env": dict(os.environ), "umask": 0o022,
+              "encoding": "utf-8", "errors": "strict"}
+    sizes = []
+    for _ in range(7):
+        server._run(header, b"")
+        sizes.append(len((tmp_path / "server.log").read_text().splitlines()))
+    log.close()
+    assert sizes == [1, 2, 0, 1, 2, 0, 1]  # emptied after calls 3 and 6
