@@ -11,7 +11,6 @@ import json
 import pkgutil
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_
 from rules_core.engine.core import Engine
 from rules_hosts.cli.app import _parser
 from rules_plugins.lint_env import KNOWN, SUITE
+from suite_helpers import cli_process, git_init
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("rules_core", "rules_plugins", "rules_importers", "rules_hosts")
@@ -177,8 +177,7 @@ def test_every_option_the_readme_names_exists():
 
 
 def test_check_has_no_max_tokens_option_as_docs_lint_says():
-    done = subprocess.run([sys.executable, "-m", "rules_hosts", "check", "--max-tokens", "5"],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = cli_process("check", "--max-tokens", "5", cwd=ROOT)
     assert done.returncode == 2 and "unrecognized arguments: --max-tokens" in done.stderr
     options = _options()
     assert not any("--max-tokens" in strings for strings in options["pi-rules check"])
@@ -190,15 +189,14 @@ def test_check_has_no_max_tokens_option_as_docs_lint_says():
 
 def _cli(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "rules_hosts", "--cwd", str(cwd), *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+    return cli_process("--cwd", str(cwd), *args, env=env)
 
 
 def test_check_prints_lint_warnings_and_report_does_not(tmp_path):
     project, home = tmp_path / "p", tmp_path / "home"
     make_rules(project, {".pi/rules/a.md": rule_text("A.", description="a", globs=["nothing/**"]),
                          "src/x.ts": ""})
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    git_init(project)
     checked = _cli(project, home, "check")
     assert "warning dead-glob" in checked.stdout, checked
     reported = _cli(project, home, "report", "--touched", "src/x.ts")
