@@ -6,9 +6,9 @@ once used, which pi-rules running as root would create) must be as they were.
 Two checks: an audit hook sees every write this process makes under a watched place
 (exact: it fails the run), and a before/after comparison of those places also covers
 child processes, but cannot tell this run's writes from another process's on a shared
-machine, so it warns. Imported by tests/conftest.py before anything reads HOME. The real locations of the tools
-the install step put in place (``.ci/install-claude``'s Claude Code) stay reachable
-through ``TOOL_CACHE``.
+machine, so it warns. Imported by tests/conftest.py before anything reads HOME. The
+real locations of the tools the install step put in place (``.ci/install-claude``'s
+Claude Code) stay reachable through ``TOOL_CACHE``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def watched_roots() -> list[str]:
 
 
 def _is_watched(path: object) -> bool:
-    if isinstance(path, bytes):
+    if isinstance(path, (bytes, os.PathLike)):
         path = os.fsdecode(path)
     if not isinstance(path, str):
         return False  # a file descriptor: opened, and so checked, by its path before
