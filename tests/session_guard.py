@@ -26,6 +26,7 @@ NONEXISTENT = Path("/nonexistent")
 # What pi-rules writes under a home: caches, settings, the trust store, session state,
 # global rules and the hook files `install` writes.
 _WATCHED = (".cache/pi-rules", ".config/pi-rules", ".local/state/pi-rules", ".pi", ".claude/settings.json")
+_XDG_FROM_HOME = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_DIRS")
 _MAX_ENTRIES = 20_000  # a bounded walk: a huge folder is compared by its first entries
 
 
@@ -33,13 +34,14 @@ def start() -> Path:
     """Point this process (and every child it starts) into a fresh folder; returns it."""
     base = Path(tempfile.mkdtemp(prefix="pi-rules-test-run-"))
     home = base / "home"
-    folders = {"HOME": home, "XDG_CONFIG_HOME": home / ".config", "XDG_CACHE_HOME": home / ".cache",
-               "XDG_STATE_HOME": home / ".local" / "state", "XDG_DATA_HOME": home / ".local" / "share",
-               "XDG_RUNTIME_DIR": base / "runtime"}
-    for name, folder in folders.items():
+    for name, folder in {"HOME": home, "XDG_RUNTIME_DIR": base / "runtime"}.items():
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.environ[name] = str(folder)
-    os.environ.pop("XDG_CONFIG_DIRS", None)
+    # The other XDG folders follow HOME when unset (~/.config, ~/.cache, ~/.local/state,
+    # ~/.local/share), so they are in this run's home too — and in the home a test gives
+    # its own process, which setting them here would override.
+    for name in _XDG_FROM_HOME:
+        os.environ.pop(name, None)
     # Commits in test repositories need an author; the real ~/.gitconfig is out of reach now.
     (home / ".gitconfig").write_text("[user]\n\tname = pi-rules tests\n\temail = tests@example.invalid\n",
                                      encoding="utf-8")
