@@ -38,11 +38,14 @@ KNOWN: Mapping[str, str] = {
     "PI_RULES_COMMAND": "hosts/pi/index.ts",
     "PI_RULES_HOOK_SERVER": "rules_hosts/cli/hook_client.py",
     "PI_RULES_HOOK_SERVER_IDLE": "rules_hosts/hook_server/server.py",
+    "PI_RULES_EVAL_CLAUDE": "rules_hosts/eval/runners.py",
+    "PI_RULES_EVAL_CLAUDE_ARGS": "rules_hosts/eval/runners.py",
+    "PI_RULES_SECTION": "rules_hosts/eval/runners.py",
 }
 # The test suite's own knobs: never suggested, never warned about (a developer running
 # `check` with them set is not wrong).
 SUITE = frozenset({"PI_RULES_UPDATE_GOLDEN", "PI_RULES_FUZZ_SCALE", "PI_RULES_FUZZ_SUBJECT",
-                   "PI_RULES_FUZZ_MATCH_SECONDS"})
+                   "PI_RULES_FUZZ_MATCH_SECONDS", "PI_RULES_MAP_SCREENSHOT", "PI_RULES_TEST_CLAUDE_DUMP"})
 # Close to our prefix: a slip in the prefix (PI_RULE_, PIRULES_, lower case) reads nothing too.
 _OURS = re.compile(r"pi_?rules?_", re.IGNORECASE)
 _INTEGER = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)")

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from fake_messages_api import Request, block_text
+from session_guard import TOOL_CACHE
 
 # The current release (issue 24, part 7): a native binary that runs on Node 20 although its
 # package.json asks for Node 22 (.ci/install-claude says how it is installed);
@@ -29,8 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 INSTALL_SCRIPT = REPO / ".ci" / "install-claude"
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pi-rules-tests" / f"claude-{CLAUDE_VERSION}"
+    return TOOL_CACHE / f"claude-{CLAUDE_VERSION}"  # the real tool cache: the run's HOME is a temporary one
 
 
 def claude_binary() -> str:
@@ -41,7 +41,7 @@ def claude_binary() -> str:
         if missing:
             pytest.skip(f"{' and '.join(missing)} not on PATH: "
                         f"cannot install @anthropic-ai/claude-code@{CLAUDE_VERSION}")
-        env = {**os.environ, "PI_RULES_CLAUDE_VERSION": CLAUDE_VERSION}
+        env = {**os.environ, "PI_RULES_CLAUDE_VERSION": CLAUDE_VERSION, "XDG_CACHE_HOME": str(TOOL_CACHE.parent)}
         done = subprocess.run(["bash", str(INSTALL_SCRIPT)], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0 and binary.exists(), f"install-claude failed:\n{done.stderr}"
     return str(binary)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 # -- projects --------------------------------------------------------------------------------
 
 
-def git_init(path: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
+from suite_helpers import git_init  # noqa: E402, F401 - re-exported for the importer tests
 
 
 def copy_fixture(project, name: str, *, git: bool = False):
@@ -142,8 +140,85 @@ def cli(monkeypatch, capsys):
 
 # Every filesystem access the engine makes while ``record`` is active (as in
 # tests/test_containment.py): ``open``, ``os.scandir`` and ``os.listdir`` through an audit
-# hook, ``os.stat``/``os.lstat`` (behind ``os.path.isdir`` and friends) by wrapping them.
+# hook, ``os.stat``/``os.lstat`` (behind ``os.path.isdir``, ``Path.exists`` and friends) by
+# wrapping them, and each ``os.scandir`` entry's ``is_dir()``/``is_file()``/``is_symlink()``/
+# ``stat()`` (which answer from the listing or an ``fstatat`` no wrapper of ``os.stat``
+# sees) by handing out entries that record their own path when asked.
+#
+# One exception, by name: the project-tree walks (the core's walk of cwd for nested rule
+# folders, and the exists-glob scanner) ask every entry of the project its type without
+# following links, answered from the listing itself (d_type, no stat); they are the
+# engine's, not an importer's, and run whatever PI_RULES_IMPORT says. Anything else that
+# asks — an importer listing $HOME and asking an entry whether it is .cursor — is seen.
 _recording: list[str] | None = None
+_TREE_WALKS = (os.path.join("rules_core", "discovery", "tree.py"), os.path.join("rules_plugins", "scanner.py"))
+
+
+def _asked_by_a_tree_walk() -> bool:
+    return sys._getframe(3).f_code.co_filename.endswith(_TREE_WALKS)  # the caller of is_dir()
+
+
+class _Entry:
+    """An ``os.DirEntry`` that records its path when asked about its type or stat."""
+
+    __slots__ = ("_entry",)
+
+    def __init__(self, entry: os.DirEntry) -> None:
+        self._entry = entry
+
+    name = property(lambda self: self._entry.name)
+    path = property(lambda self: self._entry.path)
+
+    def inode(self) -> int:
+        return self._entry.inode()
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        self._asked(follow_symlinks)
+        return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        self._asked(follow_symlinks)
+        return self._entry.is_file(follow_symlinks=follow_symlinks)
+
+    def is_symlink(self) -> bool:
+        self._asked(False)
+        return self._entry.is_symlink()
+
+    def _asked(self, follow_symlinks: bool) -> None:
+        if follow_symlinks or not _asked_by_a_tree_walk():
+            _record(self._entry.path)
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        _record(self._entry.path)
+        return self._entry.stat(follow_symlinks=follow_symlinks)
+
+    def __fspath__(self) -> str:
+        return self._entry.path
+
+    def __repr__(self) -> str:
+        return f"<recorded {self._entry!r}>"
+
+
+class _Listing:
+    """``os.scandir``'s iterator, handing out recording entries."""
+
+    def __init__(self, listing: Any) -> None:
+        self._listing = listing
+
+    def __iter__(self) -> _Listing:
+        return self
+
+    def __next__(self) -> _Entry:
+        return _Entry(next(self._listing))
+
+    def __enter__(self) -> _Listing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._listing.close()
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -173,8 +248,14 @@ def record(monkeypatch):
         _record(path)
         return real_lstat(path, *args, **kwargs)
 
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> _Listing:
+        return _Listing(real_scandir(path))
+
     monkeypatch.setattr(os, "stat", stat)
     monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setattr(os, "scandir", scandir)
     _recording = []
     try:
         yield _recording

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 
 from rules_core import current_branch
 
 
-def git(cwd, *args):
-    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
-
-
-def commit(cwd):
-    git(cwd, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+from suite_helpers import commit, git  # noqa: E402 - the shared helpers
 
 
 def test_branch_name_with_slash(tmp_path):

@@ -46,6 +46,7 @@ def _build(base: Path) -> dict[str, str]:
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     # A path changed within the last second is not kept ("racy"): let the tree settle.
+    # Not os.utime: the racy rule also reads st_ctime, which no call can set back.
     time.sleep(1.1)
     return {"HOME": str(home), "XDG_CACHE_HOME": str(base / "cache"), "PATH": os.environ.get("PATH", "")}
 

@@ -111,3 +111,46 @@ def test_token_estimate_counts_utf16_units(text, tokens):
 def test_token_estimate_matches_ceil_of_utf16_length(text):
     units = len(text.encode("utf-16-le", "surrogatepass")) // 2
     assert utf16_token_estimate(text) == math.ceil(units / 4)
+
+
+def test_js_parse_int_answers_as_node_parse_int_does():
+    """Differential data recorded once from node's own parseInt (tests/data/parseint-node.json):
+    leading whitespace of every kind JavaScript strips, signs, hex, stops at the first
+    non-digit, NaN (``None``) when no digit leads. Written to kill mutmut's survivors."""
+    import json
+    from pathlib import Path
+
+    from rules_core.select import js_parse_int
+
+    data = json.loads((Path(__file__).parents[1] / "data" / "parseint-node.json").read_text(encoding="utf-8"))
+    assert [[text, js_parse_int(text)] for text, _ in data["cases"]] == data["cases"]
+
+
+# -- written against mutmut's survivors (docs/testing.md) -----------------------------------
+
+
+def test_admissions_fill_to_exactly_the_budget_and_report_the_room_each_met():
+    from rules_core.select import admissions, pool_admissions
+
+    rules = [make("a", 0, "x" * 6), make("b", 1, "x" * 4), make("c", 2, "x" * 1)]
+    steps = admissions(rules, 10, cost)
+    assert [(s.rule.id, s.cost, s.room, s.admitted) for s in steps] == [
+        ("a", 6, 10, True), ("b", 4, 4, True), ("c", 1, 0, False)]  # 6 + 4 == 10 fits exactly
+    pooled = pool_admissions(rules, 10, cost)
+    assert [(s.rule.id, s.room, s.admitted) for s in pooled] == [("a", 10, True), ("b", 4, True), ("c", 0, False)]
+    skipped = pool_admissions([make("a", 0, "x" * 11), make("b", 1, "x" * 10)], 10, cost)
+    assert [(s.rule.id, s.room, s.admitted) for s in skipped] == [("a", 10, False), ("b", 10, True)]
+
+
+def test_an_unknown_enforcement_ranks_with_inform_after_enforce_and_recommend():
+    from rules_core.select import budget_key
+
+    ranks = sorted([make("x", 3, enforcement="unknown"), make("i", 2, enforcement="inform"),
+                    make("r", 1, enforcement="recommend"), make("q", 0, enforcement="enforce")], key=budget_key)
+    assert [r.id for r in ranks][-1] == "x"
+    assert budget_key(make("x", 3, enforcement="unknown"))[1] == 2
+
+
+def test_the_token_estimate_is_an_integer():
+    assert utf16_token_estimate("abcde") == math.ceil(5 / 4) and isinstance(utf16_token_estimate("abcde"), int)
+    assert isinstance(utf16_token_estimate("abc"), int)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from session_guard import TOOL_CACHE
+
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "hosts" / "pi"
 FAUX = Path(__file__).with_name("pi_faux_provider.ts")
@@ -29,15 +31,20 @@ VERSIONS = ("1.6.0", "0.73.1")
 Event = dict[str, Any]
 
 
+def _real_cache() -> dict[str, str]:
+    """install-pi keeps Node 22 under the real user cache, not the run's temporary HOME."""
+    return {**os.environ, "XDG_CACHE_HOME": str(TOOL_CACHE.parent)}
+
+
 def install() -> None:
-    subprocess.run(["bash", str(REPO / ".ci" / "install-pi")], check=True, timeout=900)
+    subprocess.run(["bash", str(REPO / ".ci" / "install-pi")], check=True, timeout=900, env=_real_cache())
 
 
 def pi_command(version: str) -> list[str]:
     """The argv that starts that Pi's CLI under the Node it needs."""
     if version == "1.6.0":
         node = subprocess.run(["bash", str(REPO / ".ci" / "install-pi"), "--node"], check=True,
-                              capture_output=True, text=True, timeout=60).stdout.strip()
+                              capture_output=True, text=True, timeout=60, env=_real_cache()).stdout.strip()
         return [node, str(EXTENSION / "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js")]
     return ["node", str(EXTENSION / "compat/pi-0.73/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")]
 

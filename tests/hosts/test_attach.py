@@ -22,7 +22,7 @@ from rules_core.model import Evaluation, Facts, Outcome, Rule, RuleFile
 from rules_core.rule_tests.pytest_plugin import fresh_manager
 from rules_core.plugins.hooks import Hooks
 from rules_plugins.markdown import BLOCK_HEADING, render_attachment, render_entry, render_index_line
-from test_golden import assert_golden
+from golden_files import check_golden as assert_golden
 
 RENDER = Hooks(fresh_manager()).render
 

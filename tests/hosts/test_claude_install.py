@@ -27,6 +27,7 @@ from rules_hosts.claude_code.install import (
 from rules_hosts.claude_code.tools import TOOLS
 from claude_real import CLAUDE_VERSION  # what .ci/install-claude installs
 from golden_files import check_golden
+from session_guard import TOOL_CACHE
 
 SCRIPT = Path(sys.executable).parent / "pi-rules"  # the console script of the venv running the tests
 PLUGIN = Path(__file__).resolve().parents[2] / "hosts" / "claude-code"
@@ -459,8 +460,7 @@ def test_the_plugin_directory_has_the_documented_layout() -> None:
 
 
 def _claude() -> Path | None:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    binary = cache / "pi-rules-tests" / f"claude-{CLAUDE_VERSION}" / "node_modules" / ".bin" / "claude"
+    binary = TOOL_CACHE / f"claude-{CLAUDE_VERSION}" / "node_modules" / ".bin" / "claude"
     return binary if binary.is_file() else None
 
 

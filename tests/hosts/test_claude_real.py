@@ -24,6 +24,7 @@ import pytest
 
 from claude_real import (REPO, ProxyTrap, claude_binary, claude_env, conversation_text, message_text,
                          request_messages, servers_stopped)
+from golden_files import updating
 from fake_messages_api import FakeMessagesAPI, Request, block_text, text, tool_results, tool_use
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
@@ -253,7 +254,7 @@ def test_payload_fixtures_are_what_the_pinned_client_sends(session: Session) -> 
         first.setdefault(_payload_key(payload), _sanitized(payload, session.project))
     assert set(first) >= {"SessionStart", "UserPromptSubmit", "PreToolUse-Write", "PostToolUse-Write",
                           "PreToolUse-Read", "PostToolUse-Read"}, sorted(first)
-    if os.environ.get("PI_RULES_UPDATE_GOLDEN"):
+    if updating():
         PAYLOAD_FIXTURES.mkdir(exist_ok=True)
         for key, payload in first.items():
             (PAYLOAD_FIXTURES / f"{key}.json").write_text(json.dumps(payload, indent=2) + "\n")

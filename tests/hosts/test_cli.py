@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from rules_hosts.cli import main
+from suite_helpers import run_in_project
 from rules_core.rule_tests.pytest_plugin import rule_text
 
 RULE_KEYS = {"id", "relativePath", "path", "source", "plugin", "description", "load", "priority", "enforcement"}
@@ -28,10 +29,7 @@ def project(rule_project, monkeypatch):
     return rule_project
 
 
-def run(capsys, project, *args):
-    code = main(["--cwd", str(project.cwd), *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = run_in_project  # the shared helper (tests/suite_helpers.py)
 
 
 def test_report_json_has_the_contract_shape(capsys, project):

@@ -11,9 +11,11 @@ from importlib import metadata
 
 import pytest
 
+from rules_core.settings.parse import parse_settings
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.cli import init
 from rules_hosts.cli import main
+from suite_helpers import run_cli
 
 
 @pytest.fixture
@@ -29,10 +31,7 @@ def project(rule_project, monkeypatch):
     return rule_project
 
 
-def run(capsys, *args):
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = run_cli  # the shared helper (tests/suite_helpers.py)
 
 
 # -- global options after the command ----------------------------------------------------
@@ -236,6 +235,5 @@ def test_the_settings_template_names_every_key_and_is_valid_uncommented():
     assert set(data) == {"max_tokens", "overflow", "import", "disable", "attach", "plugins", "lint", "hosts"}
     assert set(data["plugins"]) == {"block", "required"} and set(data["lint"]) == {"ignore"}
     assert set(data["hosts"]) == {"claude-code"}
-    settings_parse = pytest.importorskip("rules_core.settings.parse")
-    parsed = settings_parse.parse_settings(_uncommented(init.SETTINGS_TEXT), ".pi/rules.toml")
+    parsed = parse_settings(_uncommented(init.SETTINGS_TEXT), ".pi/rules.toml")
     assert parsed.errors == ()

@@ -13,7 +13,7 @@ import pytest
 from rules_core import Engine
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 from rules_hosts.claude_code import hook
-from rules_hosts.cli import main
+from suite_helpers import run_in_project
 from rules_hosts.cli.config import host_named
 from rules_hosts.session.facts import host_facts
 from rules_hosts.session.runtime import Session
@@ -38,10 +38,7 @@ def project(rule_project, monkeypatch):
     return rule_project
 
 
-def run(capsys, project, *args: str) -> tuple[int, str, str]:
-    code = main(["--cwd", str(project.cwd), *args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_in_project  # the shared helper (tests/suite_helpers.py)
 
 
 def write_project(project, text: str) -> Path:

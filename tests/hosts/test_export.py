@@ -11,6 +11,7 @@ import yaml
 
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.cli import main
+from suite_helpers import run_in_project
 from tests.golden_files import check_golden
 
 ALL = "cursor,copilot,claude,windsurf,kiro,continue,cline,agents-md,gemini-md"
@@ -31,10 +32,7 @@ def project(rule_project, monkeypatch):
     return rule_project
 
 
-def run(capsys, project, *args):
-    code = main(["--cwd", str(project.cwd), *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = run_in_project  # the shared helper (tests/suite_helpers.py)
 
 
 def _tree(root) -> dict[str, str]:

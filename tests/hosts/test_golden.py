@@ -1,30 +1,18 @@
 """Golden files for every rendered form. Refresh on purpose with:
 
-    PI_RULES_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+    python -m pytest --update-goldens tests/hosts/test_golden.py   (or PI_RULES_UPDATE_GOLDEN=1)
 
 then review the diff of tests/golden/ like any other change.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from rules_hosts.cli import main
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
-GOLDEN = Path(__file__).parent.parent / "golden"
-UPDATE = os.environ.get("PI_RULES_UPDATE_GOLDEN") == "1"
-
-
-def assert_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden file {name}; run with PI_RULES_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8")
+from golden_files import check_golden as assert_golden
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ from typing import Any, Mapping
 import pytest
 import yaml
 
+from suite_helpers import git
+
 from rules_core.rule_tests.pytest_plugin import rule_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +87,7 @@ def test_the_hook_stays_quiet_for_other_files(path):
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    git(cwd, *args)
 
 
 @pytest.fixture(scope="module")
@@ -239,15 +241,23 @@ def workspace(tmp_path) -> Path:
     return root
 
 
-def _installed_here() -> dict[str, str]:
+def _home(tmp_path: Path) -> str:
+    """A home of the test's own: not /nonexistent, which pi-rules running as root would
+    create (its entry-point cache goes under ~/.cache)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return str(home)
+
+
+def _installed_here(tmp_path: Path) -> dict[str, str]:
     script = shutil.which("pi-rules")
     if script is None:
         pytest.skip("pi-rules is not installed in this environment (pip install -e .)")
-    return {"PATH": f"{Path(script).parent}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": "/nonexistent"}
+    return {"PATH": f"{Path(script).parent}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": _home(tmp_path)}
 
 
 def test_the_check_step_turns_each_error_into_an_annotation(workspace, tmp_path):
-    result = _run_step(_check_step(), workspace, {}, _installed_here(), tmp_path)
+    result = _run_step(_check_step(), workspace, {}, _installed_here(tmp_path), tmp_path)
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
     assert lines and all(line.startswith(("::error ", "::warning ")) for line in lines), (lines, result.stderr)
@@ -257,9 +267,9 @@ def test_the_check_step_turns_each_error_into_an_annotation(workspace, tmp_path)
 
 def test_the_check_step_honours_the_working_directory_and_args(workspace, tmp_path):
     step = _check_step()
-    result = _run_step(step, workspace, {"working-directory": "packages/app"}, _installed_here(), tmp_path)
+    result = _run_step(step, workspace, {"working-directory": "packages/app"}, _installed_here(tmp_path), tmp_path)
     assert (result.returncode, result.stdout) == (0, ""), result.stderr
-    result = _run_step(step, workspace, {"args": "--untrusted"}, _installed_here(), tmp_path)
+    result = _run_step(step, workspace, {"args": "--untrusted"}, _installed_here(tmp_path), tmp_path)
     assert (result.returncode, result.stdout) == (0, ""), result.stderr
 
 
@@ -276,6 +286,6 @@ def test_the_install_step_then_the_check_step_as_the_runner_runs_them(source_rep
         pytest.fail(f"the install step failed:\n{install.stdout}{install.stderr}")
     bin_dir = github_path.read_text().strip()
     assert Path(bin_dir, "pi-rules").exists()
-    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": "/nonexistent"}
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": _home(tmp_path)}
     result = _run_step(_check_step(), workspace, {}, env, tmp_path)
     assert result.returncode == 1 and result.stdout.startswith("::error file=.pi/rules/bad.md,"), result

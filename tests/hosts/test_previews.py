@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import rule_text
-from rules_hosts.cli import main
+from suite_helpers import run_in
 from tests.golden_files import check_golden
 
 
@@ -22,10 +22,7 @@ def project(rule_project, monkeypatch):
     return rule_project
 
 
-def run(capsys, cwd, *args):
-    code = main(["--cwd", str(cwd), *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = run_in  # the shared helper (tests/suite_helpers.py)
 
 
 def _golden_report(capsys, cwd, host: str, touched: str, golden: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -27,7 +26,7 @@ from rules_hosts.session.runtime import (
     touched_from_entries,
 )
 from rules_core.rule_tests.pytest_plugin import rule_text
-from test_golden import assert_golden
+from golden_files import check_golden as assert_golden
 
 RULES = {
     ".pi/rules/security.md": rule_text("Never log secrets.", description="Secrets", alwaysApply=True,
@@ -617,8 +616,7 @@ def test_turn_json_leaves_the_evaluation_out(project):
     assert set(data) == {"action", "section", "status"} and json.dumps(data)
 
 
-def git(cwd, *args):
-    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+from suite_helpers import git  # noqa: E402 - the shared helper
 
 
 def test_branch_is_resolved_live_every_turn(project):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from golden_files import check_golden
 from rules_hosts.cli import main
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "importers"
-GOLDEN = Path(__file__).parent.parent / "golden"
 
 
 @pytest.fixture
@@ -69,10 +69,5 @@ def test_import_none_leaves_only_native_sources(capsys, everything, monkeypatch)
 
 
 def test_golden_list_json_for_every_format_at_once(capsys, everything, monkeypatch):
-    import os
-
     text = json.dumps(listing(capsys, everything), indent=2, ensure_ascii=False) + "\n"
-    golden = GOLDEN / "list-all-formats.json"
-    if os.environ.get("PI_RULES_UPDATE_GOLDEN") == "1":
-        golden.write_text(text, encoding="utf-8")
-    assert text == golden.read_text(encoding="utf-8")
+    check_golden("list-all-formats.json", text)

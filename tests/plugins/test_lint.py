@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import pytest
+
+from suite_helpers import git_init as init
 
 from rules_core import hookimpl
 from rules_core.lint.check import lint
@@ -33,7 +34,7 @@ def codes(found, code: str) -> list[RuleWarning]:
 
 
 def git_init(project) -> None:
-    subprocess.run(["git", "-C", str(project.cwd), "init", "-q"], check=True, capture_output=True)
+    init(project.cwd)
 
 
 def always(body: str, **keys) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
+from suite_helpers import cli_process
 
 RULE = {".pi/rules/style.md": rule_text("HOME-RULE", alwaysApply=True)}
 
@@ -29,8 +29,7 @@ def environment(home: Path) -> dict[str, str]:
 
 
 def _run(home: Path, cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rules_hosts", *args], cwd=cwd, env=environment(home),
-                          input=stdin, capture_output=True, text=True, timeout=60)
+    return cli_process(*args, cwd=cwd, env=environment(home), stdin=stdin)
 
 
 def _store(home: Path) -> Path:

@@ -25,12 +25,7 @@ from rules_hosts.session.runtime import Session
 SECRET = "SECRET-KEY-7f3a"
 
 
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
-
-
-def commit(cwd: Path) -> None:
-    git(cwd, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+from suite_helpers import commit, git  # noqa: E402 - the shared helpers
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:

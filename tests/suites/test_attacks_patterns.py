@@ -126,9 +126,7 @@ SCAN = textwrap.dedent("""
 """)
 
 
-def _git_init(path: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(path)], check=True,
-                   env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
+from suite_helpers import git_init as _git_init  # noqa: E402 - the shared helper
 
 
 def test_hostile_gitignore_line_cannot_stall_the_users_own_exists_rule(rule_project):

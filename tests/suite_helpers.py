@@ -1,0 +1,63 @@
+"""The suite's shared ways to run the CLI and git (issue 32: one of each, not 15 and 11).
+
+``run_cli`` and friends run ``pi-rules`` in process (the installed ``main``) and return
+what a user sees; ``cli_process`` runs it as a real process; ``git`` runs git with no
+system or global config (a developer's ``~/.gitconfig`` must not change a test) and a
+fixed identity, so commits work in any environment.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from rules_hosts.cli import main
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """``pi-rules ARGS`` in process: exit code, stdout, stderr."""
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_in(capsys: Any, cwd: str | os.PathLike[str], *args: str) -> tuple[int, str, str]:
+    """``pi-rules --cwd CWD ARGS`` in process."""
+    return run_cli(capsys, "--cwd", str(cwd), *args)
+
+
+def run_in_project(capsys: Any, project: Any, *args: str) -> tuple[int, str, str]:
+    """``pi-rules --cwd PROJECT.cwd ARGS`` in process (a ``rule_project``)."""
+    return run_in(capsys, project.cwd, *args)
+
+
+def cli_process(*args: str, cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
+                stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m rules_hosts ARGS`` as its own process (this interpreter, this checkout)."""
+    return subprocess.run([sys.executable, "-m", "rules_hosts", *args], cwd=cwd,
+                          env=dict(os.environ if env is None else env), input=stdin,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def git(cwd: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``git -C CWD ARGS`` with no system or global config and a fixed identity."""
+    return subprocess.run(["git", "-C", str(cwd), *args], check=check, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV})
+
+
+def git_init(path: str | os.PathLike[str]) -> None:
+    Path(path).mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+
+
+def commit(cwd: str | os.PathLike[str], message: str = "x") -> None:
+    git(cwd, "commit", "-q", "--allow-empty", "-m", message)
