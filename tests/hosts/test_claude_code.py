@@ -283,7 +283,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Engine]:
     root = tmp_path_factory.mktemp("hypothesis")
     make_rules(root / "project", {".pi/rules/ts.md": rule_text(globs=["src/**"]), ".pi/rules/a.md": rule_text(alwaysApply=True)})
     (root / "state").mkdir()
-    return root, Engine(fresh_manager(), env={"HOME": str(root)})
+    # The engine's persistent cache (tree walks, kept parses) follows the engine's own env.
+    return root, Engine(fresh_manager(), env={"HOME": str(root), "XDG_CACHE_HOME": str(root / "state" / "cache")})
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
