@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .model import Evaluation, Outcome
-from .select import OVERFLOW_INDEX, budget_steps, dedupe_winner
+from .select import OVERFLOW_INDEX, budget_steps, dedupe_winner, named_when_dropped  # noqa: F401 (OVERFLOW_INDEX: for the report)
 
 Delivery = Literal["section", "index", "none"]
 # Why an on-demand rule is listed, said the same way by the report and by explain.
@@ -43,8 +43,7 @@ def delivery(outcome: Outcome, overflow: str) -> Delivery:
     budget pool's overflow is always indexed (``Selection.listed``)."""
     if outcome.status == "active":
         return "section"
-    indexed = overflow == OVERFLOW_INDEX or outcome.rule.pool is not None
-    if outcome.status == "on-demand" or (over_budget(outcome) and indexed):
+    if outcome.status == "on-demand" or (over_budget(outcome) and named_when_dropped(outcome.rule, overflow)):
         return "index"
     return "none"
 

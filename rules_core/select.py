@@ -27,9 +27,15 @@ class Selection:
     inlined: tuple[Rule, ...] = ()
 
     def listed(self, overflow: str) -> tuple[Rule, ...]:
-        """The budget-dropped rules the index names: a pool's always (a pool never drops
-        silently), the section budget's with ``overflow = "index"``."""
-        return tuple(r for r in self.over_budget if r.pool is not None or overflow == OVERFLOW_INDEX)
+        """The budget-dropped rules the index names (``named_when_dropped``)."""
+        return tuple(r for r in self.over_budget if named_when_dropped(r, overflow))
+
+
+def named_when_dropped(rule: Rule, overflow: str) -> bool:
+    """Whether the index names ``rule`` when its budget leaves it out: a pool's always (a
+    pool never drops silently), one whose importer asks for it always (``Rule.overflow``),
+    the rest with ``overflow = "index"``."""
+    return rule.pool is not None or rule.overflow == OVERFLOW_INDEX or overflow == OVERFLOW_INDEX
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from rules_core.model import (
     ORDER_GLOBAL, ORDER_IMPORTS, DiscoveryContext, ParseResult, Rule, RuleError, RuleFile, SchemaKey,
 )
 from rules_core.paths import ancestors_between
+from rules_core.select import OVERFLOW_INDEX
 from rules_plugins.schema_v1 import validate_extra
 
 # Discovery order among importers (RULE-SPEC §1: Copilot before Claude; the peers after).
@@ -45,15 +46,21 @@ NOT_REGULAR = "not a regular file (FIFO, socket or device); rule files must be p
 def imported_rule(
     rule_file: RuleFile, *, description: str, body: str, globs: tuple[str, ...] = (), always_apply: bool = False,
     load: str = "pinned", extra: Mapping[str, Any] | None = None, inactive_reason: str | None = None,
-    extra_conditions: tuple[str, ...] = (),
+    extra_conditions: tuple[str, ...] = (), spec_budget: bool = False,
 ) -> Rule:
     """An ordinary rule from an imported file (RULE-SPEC §1). ``inactive_reason`` marks a
     file its own tool deliberately never applies (Cline's ``paths: []``, oh-my-pi's
-    ``enabled: false``): listed, always inactive with that reason, never matched."""
+    ``enabled: false``): listed, always inactive with that reason, never matched.
+
+    Only the spec's own importers (Copilot, Claude) pass ``spec_budget``: their dropped
+    rules follow the ``overflow`` setting as RULE-SPEC §6 says. Every other format's tool
+    delivers each rule that applies, so a rule the budget leaves out is named in the
+    index instead of vanishing (``Rule.overflow``; docs/format.md, "Overflow")."""
     return Rule(
         file=rule_file, description=description, body=body, globs=globs, match="touched",
         load=load, always_apply=always_apply, extra=MappingProxyType(dict(extra or {})),  # type: ignore[arg-type]
         inactive_reason=inactive_reason, extra_conditions=extra_conditions,
+        overflow=None if spec_budget else OVERFLOW_INDEX,
     )
 
 

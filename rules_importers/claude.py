@@ -72,7 +72,7 @@ def _parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) 
         return invalid(rule_file, *problems)
     # Only the absence of ``paths`` means always; ``**`` stays an ordinary glob.
     kept = {"description": description, "body": document.body, **extended}
-    return finish(imported_rule(rule_file, globs=globs, always_apply=not globs, **kept))
+    return finish(imported_rule(rule_file, globs=globs, always_apply=not globs, spec_budget=True, **kept))
 
 
 def _paths(data: Mapping[str, Any], problems: list[str]) -> tuple[str, ...]:

@@ -160,7 +160,8 @@ def _parse(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]) 
     if problems:
         return invalid(rule_file, *problems)
     kept = {"description": description, "body": document.body, **extended}
-    return finish(imported_rule(rule_file, globs=globs, always_apply=not globs or ALL_FILES in globs, **kept))
+    return finish(imported_rule(rule_file, globs=globs, always_apply=not globs or ALL_FILES in globs, spec_budget=True,
+                                 **kept))
 
 
 def _apply_to(data: Mapping[str, Any], problems: list[str]) -> tuple[str, ...]:

@@ -76,7 +76,8 @@ def outcome_details(outcome: Outcome, budget: Budget) -> list[str]:
 def _over_budget(outcome: Outcome, budget: Budget, size: str) -> list[str]:
     if outcome.rule.pool is not None:
         return _over_pool(outcome, budget, size)
-    indexed = budget.overflow == delivery.OVERFLOW_INDEX
+    by_setting = budget.overflow == delivery.OVERFLOW_INDEX
+    indexed = delivery.named_when_dropped(outcome.rule, budget.overflow)
     room = budget.rooms.get(outcome.rule.id, 0)
     fixes = [f"raise PI_RULES_MAX_TOKENS or max_tokens in {SETTINGS_FILE} ({budget.fits_all} fits every "
              "matched pinned rule)"]
@@ -84,8 +85,9 @@ def _over_budget(outcome: Outcome, budget: Budget, size: str) -> list[str]:
         fixes.append("`load: on-demand` in its frontmatter")
     if not indexed:
         fixes.append(f'overflow = "index" in {SETTINGS_FILE}')
+    why = 'overflow = "index"' if by_setting else "rules in other tools' formats are never dropped unnamed"
     return [
-        f"{size}, not sent" + ('; listed in the index instead (overflow = "index")' if indexed else ""),
+        f"{size}, not sent" + (f"; listed in the index instead ({why})" if indexed else ""),
         f"  over budget: needs {tokens(outcome.tokens)}, {room} of {budget.limit} left when selection reached it",
         f"  fix: {'; or '.join(fixes)}",
     ]

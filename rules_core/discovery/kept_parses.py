@@ -47,7 +47,7 @@ _FIELDS: dict[str, str] = {
     "description": _TEXT, "body": _TEXT, "globs": _TEXTS, "match": _TEXT, "tools": _TEXTS,
     "branch": _OPTIONAL_TEXT, "model": _OPTIONAL_TEXT, "priority": _INT, "enforcement": _TEXT, "load": _TEXT,
     "keywords": _TEXTS, "always_apply": _BOOL, "extra_conditions": _TEXTS, "inactive_reason": _OPTIONAL_TEXT,
-    "points_to": _TEXTS, "inlined": _OPTIONAL_TEXT,
+    "points_to": _TEXTS, "inlined": _OPTIONAL_TEXT, "overflow": _OPTIONAL_TEXT,
 }
 _ENGINE_FIELDS = ("id", "index", "reference")
 _ERROR_FIELDS = ("kind", "path", "message", "plugin")

@@ -129,6 +129,10 @@ class Rule:
     compiled: Any = field(default=None, compare=False, repr=False)
     # The budget the rule competes in; None: the section's (RULE-SPEC §6).
     pool: BudgetPool | None = None
+    # "index": the index names the rule whenever a budget leaves it out, whatever the
+    # ``overflow`` setting says. Set by importers of formats RULE-SPEC does not govern,
+    # whose own tools deliver every applying rule (docs/format.md, "Overflow").
+    overflow: str | None = None
     # Rule files (absolute paths) the body points to instead of copying their text, and the
     # body with that text inlined: sent when one of them is not in the same delivery.
     points_to: tuple[str, ...] = ()

@@ -177,16 +177,47 @@ def test_overflow_index_and_default_sections_match_golden(budget_project):
     _, indexed = evaluate(budget_project, overflow="index")
     check_golden("section-budget-drop.md", default.section)
     check_golden("section-budget-index.md", indexed.section)
-    assert indexed.section.startswith(default.section.rstrip("\n"))  # the same entries, a longer index
+    head = "## Reference rules available on demand\n"
+    entries, index = default.section.split(head)
+    assert indexed.section.startswith(entries)  # the same entries,
+    assert set(index.splitlines()) < set(indexed.section.split(head)[1].splitlines())  # a longer index
 
 
 def test_default_overflow_is_drop_and_changes_no_byte(budget_project):
     _, implicit = evaluate(budget_project)
     _, explicit = evaluate(budget_project, overflow="drop")
     assert implicit.section == explicit.section
-    for outcome in implicit.outcomes:
-        if outcome.cause == "budget":
-            assert outcome.rule.reference not in implicit.section
+    dropped = {o.rule.file.schema: o.rule.reference in implicit.section for o in implicit.outcomes
+               if o.cause == "budget"}
+    # RULE-SPEC's own rules follow the setting; another tool's format is named all the same.
+    assert dropped == {"v1": False, "windsurf": True}
+
+
+@pytest.mark.parametrize(("path", "text", "named"), [
+    (".github/instructions/big.instructions.md", "---\napplyTo: 'src/**'\n---\n", False),  # RULE-SPEC's importers
+    (".claude/rules/big.md", "---\npaths: src/**\n---\n", False),
+    (".cursor/rules/big.mdc", "---\ndescription: Big\nglobs: src/**\n---\n", True),
+    (".kiro/steering/big.md", "---\ninclusion: fileMatch\nfileMatchPattern: 'src/**'\n---\n", True),
+    (".windsurf/rules/big.md", "---\ntrigger: glob\nglobs: src/**\n---\n", True),
+    (".clinerules/big.md", "---\npaths: ['src/**']\n---\n", True),
+])
+def test_a_budget_dropped_rule_is_named_unless_rule_spec_governs_its_format(rule_project, path, text, named):
+    """Issue 24: under the default ``overflow = "drop"`` only native rules and the spec's two
+    importers' may leave the section unnamed; every other format's tool delivers each rule
+    that applies, so its dropped rule gets an index line, and the report says why."""
+    rule_project.write({
+        ".pi/rules/first.md": rule_text("f" * 200, description="First", alwaysApply=True, priority=5),
+        path: text + "Big guidance. " * 40 + "\n",
+        "src/app.ts": "x",
+    })
+    engine, evaluation = evaluate(rule_project, max_tokens=60)
+    big = next(o for o in evaluation.outcomes if o.rule.file.path.endswith(path))
+    assert big.status == "dropped" and big.cause == "budget"
+    line = engine.hooks.render("index-line", big.rule)
+    assert (line in evaluation.section.splitlines()) == named
+    text_report = report(rule_project, max_tokens=60)
+    assert ("never dropped unnamed" in text_report) == named
+    assert ('overflow = "index" in .pi/rules.toml' in text_report) == (not named)  # the fix offered
 
 
 def test_overflow_index_lists_a_dropped_rule_after_the_entries(rule_project):

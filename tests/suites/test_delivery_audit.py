@@ -45,18 +45,11 @@ def _cases(pending: dict[tuple[str, str], str]) -> list[object]:
 
 # -- what still fails, and why --------------------------------------------------------------
 
-# Parts 2-6 of issue 24 landed and every case they fixed passes. What is left: targeted
-# rules of other tools' formats (Cursor .mdc, Kiro fileMatch steering) that the section's
-# RULE-SPEC budget drops are not named to the model unless `overflow = "index"` (CONTRACT
-# §6 fixes the default at "drop"); memory files have their own pool and are always indexed.
-_TARGETED_DROPPED = ("issue 24 part 3: a targeted rule of another tool's format that the section budget drops is not "
-                     "named to the model under the default overflow = \"drop\"")
+# Nothing: every case of issue 24 passes. A case that regresses may be parked here with its
+# reason as a strict xfail, never skipped. (Targeted rules of other tools' formats that the
+# section's budget drops are named in the index by their importers: ``Rule.overflow``.)
 AGREEMENT_PENDING: dict[tuple[str, str], str] = {}
-SILENT_DROP_PENDING = {
-    **{("gitgov", host): _TARGETED_DROPPED for host in HOSTS},
-    ("trigger.dev", "pi"): _TARGETED_DROPPED,
-    ("trigger.dev", "none"): _TARGETED_DROPPED,
-}
+SILENT_DROP_PENDING: dict[tuple[str, str], str] = {}
 DANGLING_PENDING: dict[tuple[str, str], str] = {}
 PACKAGE_MEMORY_PENDING: dict[tuple[str, str], str] = {}
 
