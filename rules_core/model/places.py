@@ -1,10 +1,10 @@
 """Where in its file an error points: the line (and column) a ``RuleError`` carries into
 ``check --format github`` and ``sarif`` (issue 34; docs/lint.md, "Where an annotation lands").
 
-A schema plugin that knows the place sets ``RuleError.line``/``.column`` itself (the
-native schema and the YAML errors, from PyYAML's marks). For the rest — an importer's
-problems are plain sentences — ``placed`` reads the place from what every error of a
-rule file already says, against a line scan of the file's leading ``---`` block (the
+A plugin that knows the place sets ``RuleError.line``/``.column`` itself (the YAML
+errors, from PyYAML's marks; the settings, from their key lines). For the rest — the
+schema's and importers' problems are plain sentences — ``placed`` (run by the parse hook
+on every result with errors) reads the place from what every error of a rule file says, against a line scan of the file's leading ``---`` block (the
 frontmatter every format shares, CONTRACT §2, "Frontmatter delimiting"): a message that
 starts with a key of that block (``globs must be …``, ``paths 'x' names no glob``) points
 at the key's value, ``unknown key 'x'`` at the key, ``glob 'x' …`` at the glob's entry,
