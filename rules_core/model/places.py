@@ -6,8 +6,8 @@ errors, from PyYAML's marks; the settings, from their key lines). For the rest �
 schema's and importers' problems are plain sentences — ``placed`` (run by the parse hook
 on every result with errors) reads the place from what every error of a rule file says, against a line scan of the file's leading ``---`` block (the
 frontmatter every format shares, CONTRACT §2, "Frontmatter delimiting"): a message that
-starts with a key of that block (``globs must be …``, ``paths 'x' names no glob``) points
-at the key's value, ``unknown key 'x'`` at the key, ``glob 'x' …`` at the glob's entry,
+starts with a key of that block (``globs must be …``, ``paths 'x' names no glob``,
+``unknown inclusion 'x'``) points at the key's value, ``unknown key 'x'`` at the key, ``glob 'x' …`` at the glob's entry,
 ``line N[, column M]`` at that place. Anything else is about the whole file and keeps no
 place. Bounded: one pass over the block's lines, which the file's read cap bounds.
 """
@@ -23,7 +23,7 @@ from .rules import RuleError
 
 # A top-level ``key:`` line (the key may be quoted); its value follows the colon.
 _KEY_LINE = re.compile(r"""(?P<q>["']?)(?P<key>[A-Za-z_$][\w$.-]*)(?P=q)[ \t]*:(?=[ \t]|$)""")
-_LEADING_KEY = re.compile(r"""['"]?(?P<key>[A-Za-z_$][\w$.-]*)['"]?(?=[ :,;]|$)""")
+_LEADING_KEY = re.compile(r"""(?:unknown )?['"]?(?P<key>[A-Za-z_$][\w$.-]*)['"]?(?=[ :,;]|$)""")
 _UNKNOWN_KEY = re.compile(r"unknown key (?P<quoted>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 _GLOB = re.compile(r"glob (?P<quoted>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 _STOPPED = re.compile(r"(?:invalid YAML at )?line (?P<line>[1-9]\d{0,8})(?:, column (?P<column>[1-9]\d{0,8}))?\b")

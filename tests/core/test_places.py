@@ -15,6 +15,7 @@ FILE = "---\ndescription: Deploy\n'globs':\n  - src/**\n  - 7\nalwaysApply:   ye
 def test_the_known_message_forms_point_where_they_say():
     assert place_of("globs must be a list of glob strings, got a list", FILE) == (4, 3)  # the first item
     assert place_of("alwaysApply must be true or false, got 'yes'", FILE) == (6, 16)
+    assert place_of("unknown alwaysApply 'yes'; use one of true, false", FILE) == (6, 16)  # an importer's choice
     assert place_of("unknown key 'globs' — did you mean 'paths'?", FILE) == (3, 1)
     assert place_of("glob 'src/**' cannot be used: …", FILE) == (4, 5)
     assert place_of("invalid YAML at line 5, column 3: …", FILE) == (5, 3)
