@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
 from .model import Rule
+from .model.places import locate, position  # where a lint plugin places a warning
 
 Scan = Callable[[str, Sequence[tuple[str, ...]]], "Mapping[tuple[str, ...], str | None] | None"]
 _EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -47,19 +48,4 @@ class LintContext:
     read_text: Callable[[Rule], str | None] = field(default=lambda rule: None, compare=False)
 
 
-def position(text: str, index: int) -> tuple[int, int]:
-    """The 1-based (line, column) of ``text[index]``, columns counted in characters."""
-    start = text.rfind("\n", 0, index) + 1
-    return text.count("\n", 0, index) + 1, index - start + 1
-
-
-def locate(text: str, needle: str) -> tuple[int | None, int | None]:
-    """Where ``needle`` is written in a rule file: first in its leading ``---`` block (a
-    key's value, a glob's entry), else anywhere; ``(None, None)`` when it is not there."""
-    if not needle:
-        return None, None
-    end = text.find("\n---", 3) if text.startswith("---") else -1
-    index = text.find(needle, 0, end) if end > 0 else -1
-    if index < 0:
-        index = text.find(needle)
-    return position(text, index) if index >= 0 else (None, None)
+__all__ = ["LintContext", "Scan", "locate", "position"]

@@ -54,22 +54,24 @@ def outcome_json(
     }
 
 
-def errors_json(errors: Sequence[RuleError]) -> list[dict[str, str]]:
-    return [{"kind": e.kind, "path": e.path, "message": e.message} for e in errors]
+def errors_json(errors: Sequence[RuleError]) -> list[dict[str, Any]]:
+    """CONTRACT §3: ``{"kind", "path", "message"}`` each, plus ``line`` (and ``column``) when
+    the error has a place in its file (issue 34), as the warnings."""
+    return [_with_place({"kind": e.kind, "path": e.path, "message": e.message}, e.line, e.column) for e in errors]
 
 
 def warnings_json(warnings: Sequence[RuleWarning]) -> list[dict[str, Any]]:
     """CONTRACT §6: ``{"code", "path", "message"}`` each, plus ``line`` (and ``column``) when
     the warning has a place in its file (issue 34)."""
-    shaped: list[dict[str, Any]] = []
-    for w in warnings:
-        entry: dict[str, Any] = {"code": w.code, "path": w.path, "message": w.message}
-        if w.line is not None:
-            entry["line"] = w.line
-            if w.column is not None:
-                entry["column"] = w.column
-        shaped.append(entry)
-    return shaped
+    return [_with_place({"code": w.code, "path": w.path, "message": w.message}, w.line, w.column) for w in warnings]
+
+
+def _with_place(entry: dict[str, Any], line: int | None, column: int | None) -> dict[str, Any]:
+    if line is not None:
+        entry["line"] = line
+        if column is not None:
+            entry["column"] = column
+    return entry
 
 
 def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:

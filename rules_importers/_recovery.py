@@ -21,6 +21,7 @@ a repeated key, leaves the strict parser's ``yaml-syntax`` error standing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from rules_core.model import ParseResult, RuleError, RuleFile
-from rules_plugins.frontmatter import FrontmatterError, load_yaml, split_frontmatter
+from rules_plugins.frontmatter import FrontmatterError, frontmatter_error, load_yaml, split_frontmatter
 
 from ._lenient import kind_of, split_globs
 
@@ -51,7 +52,7 @@ def read_document(rule_file: RuleFile, text: str, *, dialect: str | None = None)
     try:
         split = split_frontmatter(text)
     except FrontmatterError as exc:
-        return RuleError("yaml-syntax", rule_file.path, str(exc), rule_file.plugin)
+        return frontmatter_error(rule_file, exc)
     if split.yaml_text is None:
         return Document(MappingProxyType({}), text, False)
     try:
@@ -59,7 +60,7 @@ def read_document(rule_file: RuleFile, text: str, *, dialect: str | None = None)
     except FrontmatterError as exc:
         data = recover(split.yaml_text, dialect) if dialect is not None else None
         if data is None:
-            return RuleError("yaml-syntax", rule_file.path, str(exc), rule_file.plugin)
+            return frontmatter_error(rule_file, exc)
     if data is None:
         data = {}
     if not isinstance(data, dict) and dialect is not None and _DIALECTS[dialect].non_mapping:
@@ -255,5 +256,5 @@ def with_quote_hint(error: RuleError, text: str) -> RuleError:
                 message = error.message.replace(_GENERIC_HINT, hint)
             else:
                 message = f"{error.message}; {hint}"
-            return RuleError(error.kind, error.path, message, error.plugin)
+            return dataclasses.replace(error, message=message)
     return error

@@ -15,8 +15,9 @@ import re
 from typing import Sequence
 
 from rules_core import hookimpl
-from rules_core.lint_context import LintContext
+from rules_core.lint_context import LintContext, position
 from rules_core.model import Discovery, Rule, RuleError, RuleWarning
+from rules_core.model.places import Place, frontmatter_keys
 
 from ._skills_find import NAME
 from ._skills_read import read_skill, text_value
@@ -43,8 +44,30 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
         text = context.read_text(rule)
         if text is None:
             continue
-        found += [RuleWarning(code, rule.file.path, message, NAME) for code, message in _check(rule, text, context)]
+        keys = frontmatter_keys(text)
+        for code, message in _check(rule, text, context):
+            line, column = _place(code, message, text, keys)
+            found.append(RuleWarning(code, rule.file.path, message, NAME, line, column))
     return found
+
+
+# The key each check is about: its warning points at the key's value (issue 34).
+_KEY_OF = {"skill-name": "name", "skill-description": "description", "skill-compatibility": "compatibility"}
+_NAMED = re.compile(r"the body names (.+?), which is not in the skill's folder")
+
+
+def _place(code: str, message: str, text: str, keys: dict[str, Place]) -> tuple[int | None, int | None]:
+    """Where a skill warning points: the key's value, the missing file's name in the body,
+    or nowhere (the file as a whole: no frontmatter, a shadowed copy, the body's size)."""
+    if code in _KEY_OF:
+        place = keys.get(_KEY_OF[code])
+        return (place[2], place[3]) if place else (None, None)
+    named = _NAMED.match(message) if code == "skill-missing-file" else None
+    if named is None:
+        return None, None
+    end = text.find("\n---", 3) if text.startswith("---") else -1
+    index = text.find(named.group(1), end + 1 if end > 0 else 0)
+    return position(text, index) if index >= 0 else (None, None)
 
 
 def _check(rule: Rule, text: str, context: LintContext) -> list[tuple[str, str]]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rules_core import hookimpl
-from rules_core.lint_context import LintContext
+from rules_core.lint_context import LintContext, locate
 from rules_core.model import Discovery, RuleWarning
 
 PICOMATCH = "picomatch"
@@ -150,5 +150,7 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
             else:
                 tail = (f"; pi-rules reads it as {rule.file.plugin} does, as '{done.glob}' — write '{done.glob}' "
                         "so every tool reads it alike")
-            found.append(RuleWarning(CODE, rule.file.path, head + tail, "glob-dialects"))
+            text = context.read_text(rule)  # the glob's entry in its frontmatter, as dead-glob places it
+            line, column = locate(text, done.authored) if text is not None else (None, None)
+            found.append(RuleWarning(CODE, rule.file.path, head + tail, "glob-dialects", line, column))
     return found

@@ -100,7 +100,7 @@ def annotation_root(data: Mapping[str, Any]) -> str:
 
 def _entries(discovery: Discovery) -> list[tuple[str, str, str, str, int | None, int | None]]:
     entries: list[tuple[str, str, str, str, int | None, int | None]]
-    entries = [("error", e.kind, e.path, e.message, None, None) for e in discovery.errors]
+    entries = [("error", e.kind, e.path, e.message, e.line, e.column) for e in discovery.errors]
     entries += [("warning", w.code, w.path, w.message, w.line, w.column) for w in discovery.warnings]
     return entries
 

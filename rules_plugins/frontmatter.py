@@ -13,13 +13,27 @@ from typing import Any
 
 import yaml
 
+from rules_core.model import RuleError, RuleFile
+
 _DELIMITER = "---"
 # Deep flow nesting makes PyYAML recurse; a rule's frontmatter is never deeper than this.
 _MAX_DEPTH = 64
 
 
 class FrontmatterError(ValueError):
-    """Broken YAML or a broken frontmatter block; the message says how to fix it."""
+    """Broken YAML or a broken frontmatter block; the message says how to fix it, ``line``
+    and ``column`` (1-based, in the file) where the parser stopped, when it says."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+def frontmatter_error(rule_file: RuleFile, exc: FrontmatterError, message: str | None = None) -> RuleError:
+    """A ``yaml-syntax`` error at the place the YAML parser stopped (its mark)."""
+    return RuleError("yaml-syntax", rule_file.path, str(exc) if message is None else message, rule_file.plugin,
+                     exc.line, exc.column)
 
 
 @dataclass(frozen=True)
@@ -45,7 +59,7 @@ def split_frontmatter(text: str) -> Split:
             return Split("\n".join(lines[:number]), "\n".join(lines[number + 1 :]), number + 3)
     raise FrontmatterError(
         "the frontmatter block opened with '---' on line 1 is never closed; "
-        "add a line containing only '---' after the last key"
+        "add a line containing only '---' after the last key", 1, 1
     )
 
 
@@ -60,7 +74,7 @@ def load_yaml(text: str, loader: type | None = None) -> Any:
     except FrontmatterError:
         raise
     except yaml.YAMLError as exc:
-        raise FrontmatterError(_describe_yaml_error(exc, source)) from None
+        raise FrontmatterError(_describe_yaml_error(exc, source), *_at(getattr(exc, "problem_mark", None))) from None
     except RecursionError:
         raise FrontmatterError("frontmatter is nested too deeply; flatten it") from None
     except (ValueError, TypeError, OverflowError) as exc:
@@ -68,25 +82,33 @@ def load_yaml(text: str, loader: type | None = None) -> Any:
         raise FrontmatterError(f"a value cannot be read ({exc}); remove the '!!' tag or fix the value") from None
 
 
+def _at(mark: Any) -> tuple[int | None, int | None]:
+    """A PyYAML mark's place in the file: the source's first line stands for the opening
+    ``---``, so its 0-based line is the file's line less one."""
+    if mark is None:
+        return None, None
+    return mark.line + 1, mark.column + 1
+
+
 def _refuse_anchors_and_deep_nesting(source: str, loader: type) -> None:
     """One pass over the parser's events, before anything is composed or constructed."""
     depth = 0
     for event in yaml.parse(source, Loader=loader):
-        line = event.start_mark.line + 1
+        line, column = _at(event.start_mark)
         if isinstance(event, yaml.AliasEvent):
             raise FrontmatterError(
                 f"line {line}: YAML aliases ('*{event.anchor}') are not allowed; "
-                "quote values that start with '*', e.g. model: \"*sonnet*\""
+                "quote values that start with '*', e.g. model: \"*sonnet*\"", line, column
             )
         if getattr(event, "anchor", None):
             raise FrontmatterError(
                 f"line {line}: YAML anchors ('&{event.anchor}') are not allowed; "
-                "quote values that start with '&'"
+                "quote values that start with '&'", line, column
             )
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > _MAX_DEPTH:
-                raise FrontmatterError(f"line {line}: frontmatter is nested too deeply; flatten it")
+                raise FrontmatterError(f"line {line}: frontmatter is nested too deeply; flatten it", line, column)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
 
@@ -120,11 +142,12 @@ def strict_loader(base: type) -> type:
                     duplicate = key in seen
                 except TypeError:
                     raise FrontmatterError(
-                        f"line {key_node.start_mark.line + 1}: a key must be a plain word"
+                        f"line {key_node.start_mark.line + 1}: a key must be a plain word", *_at(key_node.start_mark)
                     ) from None
                 if duplicate:
                     raise FrontmatterError(
-                        f"line {key_node.start_mark.line + 1}: duplicate key {key!r}; keep one of them"
+                        f"line {key_node.start_mark.line + 1}: duplicate key {key!r}; keep one of them",
+                        *_at(key_node.start_mark),
                     )
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)

@@ -30,7 +30,8 @@ import re
 from typing import Callable, Mapping, Sequence
 
 from rules_core import hookimpl
-from rules_core.lint_context import LintContext
+from rules_core.lint_context import LintContext, position
+from rules_core.model.places import frontmatter_keys as key_places
 from rules_core.model import Discovery, Rule, RuleWarning
 
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(.*)\Z")
@@ -48,8 +49,10 @@ WINDSURF_GLOBAL_CHARS = 6_000
 CODEX_BYTES = 32 * 1024
 _STRAY_ENTRIES = 2_000  # entries of .github/instructions looked at for misnamed files
 
-# (the rule, its frontmatter keys, its text) -> (code, message) pairs
-Check = Callable[[Rule, Mapping[str, str], str], list[tuple[str, str]]]
+# (code, message, the key at fault — None: the whole file)
+Finding = tuple[str, str, "str | None"]
+# (the rule, its frontmatter keys, its text) -> findings
+Check = Callable[[Rule, Mapping[str, str], str], list[Finding]]
 
 
 @hookimpl
@@ -62,8 +65,10 @@ def pi_rules_lint(discovery: Discovery, context: LintContext) -> Sequence[RuleWa
         text = context.read_text(rule)
         if text is None:
             continue  # vanished or unreadable since discovery: nothing to say about it
-        found.extend(RuleWarning(code, rule.file.path, message, PLUGIN)
-                     for code, message in check[1](rule, frontmatter_keys(text), text))
+        places = key_places(text)
+        for code, message, key in check[1](rule, frontmatter_keys(text), text):
+            line, column = places[key][:2] if key in places else (None, None)  # the key's own line
+            found.append(RuleWarning(code, rule.file.path, message, PLUGIN, line, column))
     found.extend(_codex_size(discovery.rules))
     found.extend(_second_frontmatter(discovery.rules, context))
     if context.trusted:
@@ -86,11 +91,12 @@ def _second_frontmatter(rules: Sequence[Rule], context: LintContext) -> list[Rul
         rest = text[end:].lstrip("\n")  # type: ignore[index]
         keys = frontmatter_keys(rest)
         if keys:
+            line, column = position(text, len(text) - len(rest))  # type: ignore[arg-type]  # its opening ---
             found.append(RuleWarning("double-frontmatter", rule.file.path, (
                 f"a second frontmatter block follows the first ({', '.join(list(keys)[:5])}): only the first block "
                 "at the top of the file is frontmatter, so these keys do nothing and their lines are sent to the "
                 "model as text — merge them into the first block"
-            ), PLUGIN))
+            ), PLUGIN, line, column))
     return found
 
 
@@ -148,21 +154,21 @@ def frontmatter_keys(text: str) -> dict[str, str]:
     return {}
 
 
-def _claude(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+def _claude(rule: Rule, keys: Mapping[str, str], text: str) -> list[Finding]:
     scoped = "paths" in keys
     found = []
     for key in ("globs", "applyTo"):
         if key in keys:
             effect = ("paths decides, so remove it" if scoped else
                       "without paths the rule applies to every file, in Claude Code and here — rename it to paths")
-            found.append(("ignored-key", f"Claude Code ignores '{key}:' and reads only 'paths:'; {effect} ({CLAUDE})"))
+            found.append(("ignored-key", f"Claude Code ignores '{key}:' and reads only 'paths:'; {effect} ({CLAUDE})", key))
     if "alwaysApply" in keys:
         effect = "paths decides, so remove it" if scoped else "a rule without paths applies always anyway — remove it"
-        found.append(("ignored-key", f"Claude Code ignores 'alwaysApply:'; {effect} ({CLAUDE})"))
+        found.append(("ignored-key", f"Claude Code ignores 'alwaysApply:'; {effect} ({CLAUDE})", "alwaysApply"))
     return found
 
 
-def _copilot(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+def _copilot(rule: Rule, keys: Mapping[str, str], text: str) -> list[Finding]:
     scoped = "applyTo" in keys
     found = []
     if not scoped:
@@ -170,38 +176,38 @@ def _copilot(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, 
             "this instructions file has no applyTo: RULE-SPEC reads it as applyTo: \"**\", so pi-rules sends it in "
             "every session, but VS Code applies an instructions file without applyTo only when it is attached to a "
             f"chat by hand — write applyTo: \"**\" so both agree, or a glob if it is meant for some files ({COPILOT})"
-        )))
+        ), None))
     for key in ("globs", "paths", "alwaysApply"):
         if key in keys:
             effect = ("applyTo decides, so remove it" if scoped else
                       "without applyTo the file applies to every request, in Copilot and here — "
                       "write applyTo: \"<globs>\" instead")
             found.append(("ignored-key", f"GitHub Copilot ignores '{key}:' in instructions files and reads only "
-                                         f"'applyTo:'; {effect} ({COPILOT})"))
+                                         f"'applyTo:'; {effect} ({COPILOT})", key))
     return found
 
 
-def _cursor(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+def _cursor(rule: Rule, keys: Mapping[str, str], text: str) -> list[Finding]:
     found = []
     name = rule.relative_path.rsplit("/", 1)[-1]
     if name.endswith(".md") and name != "RULE.md":
         found.append(("ignored-file", (
             f"Cursor's rules are .mdc files, and its rules page says a plain .md file in .cursor/rules is ignored "
             f"(only newer versions read it; pi-rules does) — rename it to {name[:-3]}.mdc ({CURSOR})"
-        )))
+        ), None))
     if _QUOTED_TRUE.fullmatch(keys.get("alwaysApply", "")):
         found.append(("ignored-key", (
             f"alwaysApply: {keys['alwaysApply']} is text: Cursor applies the rule always only for the boolean, "
             f"while pi-rules reads the text as true — write alwaysApply: true, unquoted ({CURSOR})"
-        )))
+        ), "alwaysApply"))
     for key in ("paths", "applyTo", "trigger"):
         if key in keys:
             found.append(("ignored-key", f"Cursor ignores '{key}:' and reads globs, alwaysApply and description; "
-                                         f"remove it or write globs: instead ({CURSOR})"))
+                                         f"remove it or write globs: instead ({CURSOR})", key))
     return found
 
 
-def _windsurf(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str, str]]:
+def _windsurf(rule: Rule, keys: Mapping[str, str], text: str) -> list[Finding]:
     if rule.source == "global" or rule.relative_path == ".windsurfrules":
         cap = WINDSURF_GLOBAL_CHARS if rule.source == "global" else WINDSURF_CHARS
         return _windsurf_size(text, cap)
@@ -214,28 +220,28 @@ def _windsurf(rule: Rule, keys: Mapping[str, str], text: str) -> list[tuple[str,
                     f"Windsurf ignores '{key}:' and reads 'trigger:'; without a trigger Windsurf applies this "
                     f"rule only when it is @mentioned, while pi-rules honours {key} as the peers do — add {fix} "
                     f"({WINDSURF})"
-                )))
+                ), key))
     else:
         if "globs" in keys and trigger != "glob":
             found.append(("ignored-key", f"'globs:' is ignored unless trigger: glob, by Windsurf and here — remove "
-                                         f"it or write trigger: glob ({WINDSURF})"))
+                                         f"it or write trigger: glob ({WINDSURF})", "globs"))
         if "alwaysApply" in keys:
             found.append(("ignored-key", f"'alwaysApply:' is ignored when a trigger is set, by Windsurf and here — "
-                                         f"remove it ({WINDSURF})"))
+                                         f"remove it ({WINDSURF})", "alwaysApply"))
     for key in ("paths", "applyTo"):
         if key in keys:
             found.append(("ignored-key", f"Windsurf ignores '{key}:' — write trigger: glob and globs: instead "
-                                         f"({WINDSURF})"))
+                                         f"({WINDSURF})", key))
     return found
 
 
-def _windsurf_size(text: str, cap: int) -> list[tuple[str, str]]:
+def _windsurf_size(text: str, cap: int) -> list[Finding]:
     if len(text) <= cap:
         return []
     return [("size-cap", (
         f"the file has {len(text):,} characters: Windsurf reads at most {cap:,} of a rule file and cuts the rest, "
         f"while pi-rules sends it whole — split it into smaller rules ({WINDSURF}; Windsurf's \"Memories & Rules\")"
-    ))]
+    ), None)]
 
 
 def _codex_size(rules: Sequence[Rule]) -> list[RuleWarning]:

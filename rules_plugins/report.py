@@ -125,17 +125,25 @@ def render_show(rule: Rule, cwd: str) -> str:
     return "\n".join(lines) + "\n\n" + safe_block(rule.body) + "\n"
 
 
-def _folder_line(rule: Rule, cwd: str) -> list[str]:
-    """The folder a rule of a nested folder belongs to (issue 34: ``show`` omitted it): its
-    globs are relative to it, and an on-demand one is offered only while the agent works
-    there (the ``folder-scope`` matcher)."""
+def rule_folder(rule: Rule, cwd: str) -> str | None:
+    """The folder below ``cwd`` a project rule belongs to (``packages/api``, ``/``-separated,
+    relative to ``cwd``), None for the rules of cwd itself, its ancestors and global ones:
+    its globs are relative to that folder, and an on-demand rule is offered only while the
+    agent works there (the ``folder-scope`` matcher). ``show --json``'s ``folder``."""
     base, root = rule.file.base.rstrip("/"), cwd.rstrip("/")
     if rule.source != "project" or not base.startswith(root + "/"):
+        return None
+    return base[len(root) + 1:]
+
+
+def _folder_line(rule: Rule, cwd: str) -> list[str]:
+    """The folder a rule of a nested folder belongs to (issue 34: ``show`` omitted it)."""
+    folder = rule_folder(rule, cwd)
+    if folder is None:
         return []
-    folder = base[len(root) + 1:] + "/"
     if rule.load == "on-demand":
-        return [f"folder: {safe_line(folder)} (offered only while a touched path lies under it)"]
-    return [f"folder: {safe_line(folder)} (its globs are relative to it)"]
+        return [f"folder: {safe_line(folder)}/ (offered only while a touched path lies under it)"]
+    return [f"folder: {safe_line(folder)}/ (its globs are relative to it)"]
 
 
 def _shown(value: object) -> str:

@@ -14,7 +14,7 @@ from rules_core import hookimpl
 from rules_core.globs.compiled import compile_rule
 from rules_core.model import ParseResult, Rule, RuleError, RuleFile, SchemaKey
 
-from .frontmatter import FrontmatterError, load_yaml, split_frontmatter
+from .frontmatter import FrontmatterError, frontmatter_error, load_yaml, split_frontmatter
 from .native_fixes import closest, fix_line, quote_fix, yaml_string
 
 SCHEMA = "v1"
@@ -58,8 +58,7 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
     try:
         split = split_frontmatter(text)
     except FrontmatterError as exc:
-        fail("yaml-syntax", str(exc))
-        return ParseResult(None, tuple(errors))
+        return ParseResult(None, (frontmatter_error(rule_file, exc),))
     if split.yaml_text is None:
         fail(
             "missing-frontmatter",
@@ -70,8 +69,7 @@ def parse_v1(rule_file: RuleFile, text: str, extra_keys: Mapping[str, SchemaKey]
     try:
         data = load_yaml(split.yaml_text)
     except FrontmatterError as exc:
-        fail("yaml-syntax", quote_fix(str(exc), split.yaml_text, LIST_KEYS))
-        return ParseResult(None, tuple(errors))
+        return ParseResult(None, (frontmatter_error(rule_file, exc, quote_fix(str(exc), split.yaml_text, LIST_KEYS)),))
     if data is None:
         data = {}
     if not isinstance(data, dict):

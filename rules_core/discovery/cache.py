@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from rules_core.discovery.containment import Containment, Unresolved
 from rules_core.discovery.reading import Repaired, file_signature, read_rule_text
 from rules_core.model import ParseResult, RuleError, RuleFile, RuleWarning
+from rules_core.model.places import position
 
 Parser = Callable[[RuleFile, str], ParseResult]
 
@@ -108,10 +109,12 @@ def _with_repair_warning(rule_file: RuleFile, result: ParseResult | None, repair
     if result is None:
         return None
     more = f" and {repaired.count - 1} more" if repaired.count > 1 else ""
+    first = repaired.text.find("\ufffd")  # the first replaced sequence (a real U+FFFD before it is rare)
+    line, column = position(repaired.text, first) if first >= 0 else (None, None)
     warning = RuleWarning("invalid-utf8", rule_file.path, (
         f"not valid UTF-8 (byte {repaired.offset}{more}); read as its tool reads it, each invalid sequence "
         "replaced by U+FFFD — save the file as UTF-8"
-    ), rule_file.plugin)
+    ), rule_file.plugin, line, column)
     return dataclasses.replace(result, warnings=(*result.warnings, warning))
 
 

@@ -149,18 +149,31 @@ class Containment:
 
 
 class LinkRefused(OSError):
-    """A write would follow a symbolic link out of its bound; the message names the link."""
+    """A write would follow a symbolic link out of its bound (or, with ``follow=False``,
+    any link below it); the message names the link, ``link`` is its path."""
+
+    def __init__(self, code: int, message: str, link: str = "") -> None:
+        super().__init__(code, message)
+        self.link = link
 
 
-def write_target(path: str, bound: str, label: str = "the project") -> str:
+def write_target(path: str, bound: str, label: str = "the project", *, follow: bool = True) -> str:
     """The physical path a write to ``path`` may use: the path with every link inside
     ``bound`` resolved, each checked against ``bound`` before it is followed (folders that
     do not exist yet are taken as they are spelt). A path outside ``bound`` is returned as
     it is (the bound does not speak for it). Raises ``LinkRefused`` for a link leading out.
+
+    ``follow=False`` is the stricter rule of a writer whose files must stay where they are
+    spelt (``export``: a link inside the project would make one target's files land in
+    another's folder): any link below ``bound`` on the way, dangling or not, is refused,
+    and the path is returned as spelt.
     """
     path = os.path.abspath(path)
     contain = Containment(bound, label)
     if not contain.inside(path) or path == contain.bound:
+        return path
+    if not follow:
+        _refuse_any_link(contain.bound, path)
         return path
     missing: list[str] = []
     current = path
@@ -180,6 +193,21 @@ def write_target(path: str, bound: str, label: str = "the project") -> str:
         missing.append(os.path.basename(current))
         current = os.path.dirname(current)
     return os.path.join(contain.bound, *reversed(missing))
+
+
+def _refuse_any_link(bound: str, path: str) -> None:
+    """``LinkRefused`` for the first symbolic link among the existing components of ``path``
+    below ``bound`` (its target is never looked at)."""
+    current = bound
+    for part in os.path.relpath(path, bound).split(os.sep):
+        current = os.path.join(current, part)
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return  # what is missing from here on is made as it is spelt
+        if stat.S_ISLNK(mode):
+            raise LinkRefused(errno.EPERM, f"{current} is a symbolic link; not written — pi-rules never writes "
+                                           "through one here: remove the link, or write elsewhere", current)
 
 
 def enclosing_project(folder: str, home: str | None = None) -> str:
@@ -202,13 +230,15 @@ def _refusal(message: str) -> str:
 
 
 def write_contained(path: str, data: bytes, bound: str, label: str = "the project", *,
-                    mode: int | None = None, sync: bool = False) -> str:
+                    mode: int | None = None, sync: bool = False, follow: bool = True) -> str:
     """Write ``data`` to ``path`` (atomically, folders made) unless a link leads out of
-    ``bound``; returns the physical path written. Raises ``LinkRefused`` or ``OSError``."""
+    ``bound`` (``follow=False``: unless any link is on the way, see ``write_target``);
+    returns the physical path written. Raises ``LinkRefused`` or ``OSError``."""
     from rules_core.discovery.cache_files import write_atomically
 
-    physical = write_target(path, bound, label)
+    os.makedirs(os.path.dirname(write_target(path, bound, label, follow=follow)), exist_ok=True)
+    # Checked again once the folders exist: one someone made meanwhile must pass too.
+    physical = write_target(path, bound, label, follow=follow)
     directory, name = os.path.split(physical)
-    os.makedirs(directory, exist_ok=True)
     write_atomically(directory, name, data, sync=sync, mode=mode, prefix=f".{name}.")
     return physical

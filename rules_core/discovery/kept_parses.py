@@ -50,7 +50,7 @@ _FIELDS: dict[str, str] = {
     "points_to": _TEXTS, "inlined": _OPTIONAL_TEXT, "overflow": _OPTIONAL_TEXT,
 }
 _ENGINE_FIELDS = ("id", "index", "reference")
-_ERROR_FIELDS = ("kind", "path", "message", "plugin")
+_ERROR_FIELDS = ("kind", "path", "message", "plugin", "line", "column")  # four texts, two places
 
 
 def kept_parser(store: Store | None, parse: Parser) -> Parser:
@@ -112,7 +112,8 @@ def decode(value: Any, rule_file: RuleFile, check_patterns: bool = True) -> Pars
     errors, depends, kept = value["errors"], value["depends"], value["rule"]
     if not (isinstance(errors, list) and _texts(depends)):
         return None
-    if not all(isinstance(e, list) and len(e) == len(_ERROR_FIELDS) and _texts(e) for e in errors):
+    if not all(isinstance(e, list) and len(e) == len(_ERROR_FIELDS) and _texts(e[:4]) and _places(e[4:])
+               for e in errors):
         return None
     rule = None
     if kept is not None:
@@ -120,6 +121,11 @@ def decode(value: Any, rule_file: RuleFile, check_patterns: bool = True) -> Pars
         if rule is None:
             return None
     return ParseResult(rule, tuple(RuleError(*e) for e in errors), tuple(depends))
+
+
+def _places(values: list[Any]) -> bool:
+    """An error's line and column: each a positive whole number or null."""
+    return all(v is None or (type(v) is int and v > 0) for v in values)
 
 
 def _rule(kept: Any, rule_file: RuleFile, check_patterns: bool) -> Rule | None:

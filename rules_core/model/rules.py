@@ -65,12 +65,16 @@ class RuleFile:
 
 @dataclass(frozen=True)
 class RuleError:
-    """A problem with one rule file (or a source directory), reported, never raised."""
+    """A problem with one rule file (or a source directory), reported, never raised;
+    ``line``/``column`` its 1-based place in ``path`` (the key or value at fault, where a
+    YAML error stopped), ``None``: the whole file (docs/lint.md, "Where an annotation lands")."""
 
     kind: str
     path: str
     message: str
     plugin: str = ""
+    line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,13 @@ host.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping, Sequence
 
 import pluggy
 
 from rules_core.discovery.aliases import every_name
+from rules_core.model.places import placed
 from rules_core.plugins.manager import FAULT, FAULTS
 from rules_core.model import (
     Discovery,
@@ -110,7 +112,10 @@ class Hooks:
             "pi_rules_parse", rule_file=rule_file, text=text, extra_keys=self.schema_keys(rule_file.schema)
         )
         if isinstance(result, ParseResult):
-            return result
+            if not result.errors:
+                return result
+            # An error a plugin gave no place gets the one its message names (issue 34).
+            return dataclasses.replace(result, errors=placed(result.errors, rule_file.path, text))
         if faults:
             name, exc = faults[0]
             message = (

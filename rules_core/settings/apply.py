@@ -165,7 +165,7 @@ def host_warnings(settings: Settings, hosts: Iterable[str]) -> tuple[RuleWarning
                 f"{'line ' + str(line) + ': ' if line else ''}[hosts.{name}] names no known host"
                 f"{' — did you mean ' + repr(close[0]) + '?' if close else ''}; its keys apply to nothing "
                 f"(known hosts: {', '.join(known) or 'none'})"
-            ), PLUGIN))
+            ), PLUGIN, line or None))
     return tuple(found)
 
 
@@ -212,7 +212,8 @@ def _error(settings: Settings, value: Value, key: str, host: str | None, message
         return RuleError("invalid-value", value.source or key, message, PLUGIN)
     where = ("hosts", host or "", *key.split(".")) if value.table else tuple(key.split("."))
     line = settings_file.line(*where)
-    return RuleError("invalid-value", settings_file.path, f"line {line}: {message}" if line else message, PLUGIN)
+    return RuleError("invalid-value", settings_file.path, f"line {line}: {message}" if line else message, PLUGIN,
+                     line or None)
 
 
 def _file_of(settings: Settings, value: Value) -> SettingsFile | None:

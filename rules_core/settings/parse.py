@@ -59,6 +59,16 @@ class SettingsFile:
         return None
 
 
+def _toml_place(exc: Exception) -> tuple[int | None, int | None]:
+    """Where tomllib stopped: its ``lineno``/``colno`` (Python 3.14), else the ``(at line
+    N, column M)`` its message ends with."""
+    line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+    if isinstance(line, int) and line > 0:
+        return line, column if isinstance(column, int) and column > 0 else None
+    found = re.search(r"\(at line (\d{1,9}), column (\d{1,9})\)", str(exc))
+    return (int(found.group(1)), int(found.group(2))) if found else (None, None)
+
+
 def parse_settings(text: str, path: str, shown: str = "", level: str = "project") -> SettingsFile:
     """Validate one file's text. Never raises: what is wrong becomes errors, and only the
     valid values are kept."""
@@ -68,14 +78,15 @@ def parse_settings(text: str, path: str, shown: str = "", level: str = "project"
         data = tomllib.loads(text)
     except Exception as exc:  # TOMLDecodeError, and RecursionError on absurd nesting
         message = f"not valid TOML ({exc}); fix it, or see docs/configuration.md for the keys"
-        return SettingsFile(path, shown or path, level, errors=(RuleError("read-failure", path, message, PLUGIN),))
+        return SettingsFile(path, shown or path, level,
+                            errors=(RuleError("read-failure", path, message, PLUGIN, *_toml_place(exc)),))
     lines = key_lines(text)
     errors: list[RuleError] = []
     partial = SettingsFile(path, shown or path, level, lines=lines)
 
     def report(kind: str, where: tuple[str, ...], message: str) -> None:
         line = partial.line(*where)
-        errors.append(RuleError(kind, path, f"line {line}: {message}" if line else message, PLUGIN))
+        errors.append(RuleError(kind, path, f"line {line}: {message}" if line else message, PLUGIN, line or None))
 
     values = _table(data, (), report)
     if "trust" in values and level != "user":

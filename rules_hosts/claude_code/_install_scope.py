@@ -49,9 +49,17 @@ def mcp_sdk_installed() -> bool:
     return importlib.util.find_spec("mcp") is not None
 
 
-def skipped_mcp_note(scope: str) -> str:
+def skipped_mcp_note(scope: str, removed_from: str | None = None) -> str:
+    """Why there is no MCP entry, and how to add it once the SDK is there; ``removed_from``:
+    the file an earlier install's entry was just taken out of (it would fail to start)."""
+    again = f"{MCP_INSTALL}, then run `pi-rules hook claude-code --install --scope {scope}` again"
+    if removed_from is not None:
+        return (
+            "pi-rules: note: removed the MCP server entry (read_rule as a tool) an earlier install wrote to "
+            f"{safe_line(removed_from)}: the MCP SDK is not installed here, so Claude Code would show a server "
+            f"that fails to start (other servers are left as they are). To add it back: {again}\n"
+        )
     return (
         "pi-rules: note: the MCP server (read_rule as a tool) was not added: the MCP SDK is not "
-        f"installed here. To add it later: {MCP_INSTALL}, then run "
-        f"`pi-rules hook claude-code --install --scope {scope}` again\n"
+        f"installed here. To add it later: {again}\n"
     )

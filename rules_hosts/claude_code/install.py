@@ -13,15 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TextIO
 
-from rules_core.discovery.containment import enclosing_project, write_target
-from rules_core.safe import safe_line
+from rules_core.discovery.containment import enclosing_project
 
 from rules_hosts.cli.launch import shell_command
 from rules_hosts.protocols.mcp import SERVER_NAME, server_entry
-from ._install_files import FileProblem, backup_path, json_kind, read_json, write_json
+from ._install_apply import Change, Target, apply_changes
+from ._install_files import json_kind
 from ._install_scope import MCP_INSTALL as _MCP_INSTALL, ScopeRefused, mcp_sdk_installed, scope_launch, skipped_mcp_note
 from .tools import MATCHER
 
@@ -87,15 +86,6 @@ def print_config(stdout: TextIO, form: str, as_json: bool) -> None:
 
 
 # -- where each scope lives -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """One file to change, and where in it the object holding ``mcpServers`` lives."""
-
-    path: str
-    mcp_at: tuple[str, ...] | None  # None: a settings file (hooks); (): the file's root
-    bound: str | None = None  # a project's file: no link out of this folder is written through
 
 
 def targets(scope: str, cwd: str, env: Mapping[str, str]) -> tuple[Target, Target]:
@@ -294,9 +284,6 @@ def remove_server(data: dict[str, Any], at: tuple[str, ...]) -> dict[str, Any]:
 
 # -- the commands -----------------------------------------------------------------------
 
-_Change = tuple[Target, Callable[[Any], "str | None"], Callable[[dict[str, Any]], dict[str, Any]]]
-
-
 
 def install(cwd: str, scope: str, stdout: TextIO, stderr: TextIO, env: Mapping[str, str]) -> int:
     settings, mcp = targets(scope, cwd, env)
@@ -307,76 +294,34 @@ def install(cwd: str, scope: str, stdout: TextIO, stderr: TextIO, env: Mapping[s
         return 1
     wanted = config(hook_command(launch))
     entry = {"command": launch[0], "args": [*launch[1:], "mcp"]}
-    changes: list[_Change] = [(settings, check_settings, lambda d: add_hooks(d, wanted))]
+    at = mcp.mcp_at or ()
+    changes = [Change(settings, check_settings, lambda d: add_hooks(d, wanted), keep_empty=True)]
+    removed: list[bool] = []
     with_mcp = mcp_sdk_installed()  # without the SDK, Claude Code would list a server that fails
     if with_mcp:
-        changes.append((mcp, lambda d: check_mcp_install(d, mcp.mcp_at or ()),
-                        lambda d: add_server(d, mcp.mcp_at or (), entry)))
-    code = _apply(changes, "installed", stdout, stderr, keep_empty=True, env=env, note=note)
+        changes.append(Change(mcp, lambda d: check_mcp_install(d, at), lambda d: add_server(d, at, entry),
+                              keep_empty=True))
+    else:  # an entry an earlier install wrote would fail to start now: take it out (issue 34)
+        def drop(data: dict[str, Any]) -> dict[str, Any]:
+            after = remove_server(data, at)
+            removed.append(after != data)
+            return after
+
+        changes.append(Change(mcp, lambda d: check_mcp(d, at), drop, keep_empty=False, optional=True))
+    code = apply_changes(changes, "installed", stdout, stderr, env=env, note=note)
     if code == 0 and not with_mcp:
-        stderr.write(skipped_mcp_note(scope))
+        stderr.write(skipped_mcp_note(scope, mcp.path if any(removed) else None))
     return code
 
 
 def uninstall(cwd: str, scope: str, stdout: TextIO, stderr: TextIO, env: Mapping[str, str]) -> int:
     settings, mcp = targets(scope, cwd, env)
-    return _apply(
-        [(settings, check_settings, remove_hooks),
-         (mcp, lambda d: check_mcp(d, mcp.mcp_at or ()), lambda d: remove_server(d, mcp.mcp_at or ()))],
-        "uninstalled", stdout, stderr, keep_empty=False, env=env,
+    at = mcp.mcp_at or ()
+    return apply_changes(
+        [Change(settings, check_settings, remove_hooks, keep_empty=False),
+         Change(mcp, lambda d: check_mcp(d, at), lambda d: remove_server(d, at), keep_empty=False)],
+        "uninstalled", stdout, stderr, env=env,
     )
-
-
-def _apply(changes: list[_Change], done: str, stdout: TextIO, stderr: TextIO, keep_empty: bool,
-           env: Mapping[str, str], note: str = "") -> int:
-    """Read and check every file first, so a refused one leaves all of them untouched."""
-    planned = []
-    for target, check, change in changes:
-        if target.bound is not None:
-            try:  # a `.claude` link the repository ships (into ~/.claude) is never written through
-                write_target(target.path, target.bound)
-            except OSError as exc:
-                return _refuse(stderr, target.path, str(exc.strerror or exc))
-        try:
-            before = read_json(target.path)
-        except FileProblem as exc:
-            return _refuse(stderr, target.path, str(exc))
-        problem = check({} if before is None else before)
-        if problem is not None:
-            return _refuse(stderr, target.path, problem)
-        planned.append((target, before, change({} if before is None else before)))
-    changed = False
-    for target, before, after in planned:
-        shown = safe_line(target.path)
-        if after == (before if before is not None else {}):
-            reason = "already installed" if done == "installed" else "nothing of pi-rules in it"
-            stdout.write(f"unchanged {shown} ({'no such file' if before is None else reason})\n")
-            continue
-        changed = True
-        try:
-            backup = backup_path(target.path, env) if before is not None else None
-            write_json(target.path, after if (after or keep_empty) else None, backup=backup)
-        except OSError as exc:  # the files written before this one stay changed: say so
-            stderr.write(f"pi-rules: cannot write {shown}: {safe_line(str(exc.strerror or exc))}; "
-                         "the files listed above were changed, the others not\n")
-            return 1
-        verb = "created" if before is None else "removed" if not (after or keep_empty) else "updated"
-        saved = f" (backup: {safe_line(backup)})" if backup is not None else ""
-        stdout.write(f"{verb} {shown}{saved}\n")
-    if changed:
-        stdout.write(f"pi-rules: {done}; restart Claude Code (or run /hooks) to load the change\n")
-        stderr.write(note)
-    else:
-        stdout.write(f"pi-rules: nothing to do, already {done}\n")
-    return 0
-
-
-def _refuse(stderr: TextIO, path: str, problem: str) -> int:
-    stderr.write(
-        f"pi-rules: refusing to change {safe_line(path)}: {safe_line(problem)}. Fix the file by hand "
-        "(or move it away) and run the command again; no file was changed.\n"
-    )
-    return 1
 
 
 def run_cli(args: Any, cwd: str, stdout: TextIO, stderr: TextIO, env: Mapping[str, str]) -> int | None:

@@ -274,7 +274,11 @@ def _cmd_show(command: Command) -> int:
     if rule is None:
         return _unknown(command, f"Unknown rule: {safe_line(command.args.id)}")
     if command.args.json:
-        command.print_json(rule_json(rule) | {"conditions": conditions_json(rule), "body": rule.body})
+        from rules_plugins.report import rule_folder  # the text show's folder line, as a key
+
+        folder = rule_folder(rule, command.cwd)
+        command.print_json(rule_json(rule) | ({"folder": folder} if folder is not None else {})
+                           | {"conditions": conditions_json(rule), "body": rule.body})
     else:
         sys.stdout.write(command.render("show", {"rule": rule}))
     return 0

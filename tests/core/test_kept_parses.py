@@ -166,3 +166,26 @@ def test_a_pattern_read_back_meets_the_compilers_own_bounds(project):
     globsets = [rule.compiled.globs for rule in rules if rule.globs]
 
     assert globsets and all([g.pattern for g in gs.positives] == ["src/**/*.ts"] for gs in globsets)
+
+
+def test_a_kept_error_keeps_its_line_and_column(project):
+    """Issue 34: an error read back from the store points where the parse said, and a
+    kept error whose place is not a positive whole number is refused (parsed again)."""
+    repo, env = project
+    (repo / ".pi/rules/broken.md").write_text("---\ndescription: B\nversion: 1\nglob: [a]\n---\nbody\n")
+    time.sleep(1.1)
+    first = _engine(env).discover(str(repo))
+    counter = _CountParses()
+    second = _engine(env, counter).discover(str(repo))
+    [error] = [e for e in second.errors if e.path.endswith("broken.md")]
+    assert (error.kind, error.line, error.column) == ("unknown-key", 4, 1)
+    assert second.errors == first.errors and counter.calls == 0  # from the store, not parsed again
+    path = _store(env)
+    document = read_json(str(path))
+    for entry in document["entries"]:
+        if entry["key"].startswith('["parse"') and entry["value"]["errors"]:
+            entry["value"]["errors"][0][4] = True  # a boolean is no line
+    path.write_bytes(encode(document))
+    recount = _CountParses()
+    again = _engine(env, recount).discover(str(repo))
+    assert recount.calls == 1 and again.errors == first.errors

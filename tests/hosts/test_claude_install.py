@@ -316,21 +316,78 @@ def _site_without_mcp(tmp_path: Path) -> Path:
     return shadow
 
 
-def test_no_mcp_entry_without_the_sdk_and_the_note_says_how_to_add_it(setup: Setup, tmp_path: Path) -> None:
-    shadow = _site_without_mcp(tmp_path)
+def _install_without_sdk(setup: Setup, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``--install`` by an interpreter that cannot import the MCP SDK (checked)."""
+    shadow = tmp_path / "site"
+    if not shadow.exists():
+        _site_without_mcp(tmp_path)
     repo = Path(__file__).resolve().parents[2]
     env = {**setup.env, "PYTHONPATH": os.pathsep.join([str(repo), str(shadow)])}
-    run = [sys.executable, "-S", "-m", "rules_hosts", "--cwd", str(setup.project), "hook", "claude-code", "--install"]
+    run = [sys.executable, "-S", "-m", "rules_hosts", "--cwd", str(setup.project), "hook", "claude-code",
+           "--install", *args]
     probe = subprocess.run([sys.executable, "-S", "-c", "import importlib.util as u; print(u.find_spec('mcp'))"],
                            env=env, capture_output=True, text=True, timeout=60)
     assert probe.stdout.strip() == "None"  # the SDK is really out of reach of that interpreter
-    done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60, cwd=str(setup.home))
+    return subprocess.run(run, env=env, capture_output=True, text=True, timeout=60, cwd=str(setup.home))
+
+
+def test_no_mcp_entry_without_the_sdk_and_the_note_says_how_to_add_it(setup: Setup, tmp_path: Path) -> None:
+    done = _install_without_sdk(setup, tmp_path)
     assert done.returncode == 0, done.stderr
     assert _load(setup.settings) == config(_our_command())
     assert not setup.mcp.exists()
     assert "MCP server (read_rule as a tool) was not added" in done.stderr and "pip install 'pi-rules[mcp]'" in done.stderr
     # Positive control: with the SDK (this venv), the same install adds the server.
     assert setup.run("--install").returncode == 0 and _load(setup.mcp) == _our_mcp()
+
+
+def test_an_earlier_installs_mcp_entry_is_removed_without_the_sdk_and_others_stay(setup: Setup, tmp_path: Path) -> None:
+    assert setup.run("--install").returncode == 0  # with the SDK (this venv): the entry is written
+    servers = _load(setup.mcp)["mcpServers"]
+    _write(setup.mcp, {"mcpServers": {**OTHER_SERVERS["mcpServers"], **servers}})
+    done = _install_without_sdk(setup, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _load(setup.mcp) == OTHER_SERVERS  # ours gone, the hand-written github server kept
+    assert f"updated {setup.mcp} (backup: " in done.stdout
+    assert f"removed the MCP server entry (read_rule as a tool) an earlier install wrote to {setup.mcp}" in done.stderr
+    assert "To add it back: pip install 'pi-rules[mcp]'" in done.stderr and "--install --scope project` again" in done.stderr
+    assert _load(setup.settings) == config(_our_command())  # the hooks are installed as ever
+    # A second run has nothing left to remove, and says only that the server was not added.
+    again = _install_without_sdk(setup, tmp_path)
+    assert again.returncode == 0 and "removed the MCP server" not in again.stderr
+    assert "was not added" in again.stderr and _load(setup.mcp) == OTHER_SERVERS
+
+
+def test_a_file_holding_only_our_entry_goes_and_the_local_scope_is_tidied_too(setup: Setup, tmp_path: Path) -> None:
+    assert setup.run("--install").returncode == 0 and _load(setup.mcp) == _our_mcp()
+    done = _install_without_sdk(setup, tmp_path)
+    assert done.returncode == 0 and f"removed {setup.mcp}" in done.stdout
+    assert not setup.mcp.exists()
+    # Local scope: the entry sits in ~/.claude.json under projects.<cwd>, beside Claude Code's own state.
+    state = setup.home / ".claude.json"
+    assert setup.run("--install", "--scope", "local").returncode == 0
+    data = _load(state)
+    _write(state, {**data, "numStartups": 3})
+    done = _install_without_sdk(setup, tmp_path, "--scope", "local")
+    assert done.returncode == 0 and f"wrote to {state}" in done.stderr
+    assert _load(state) == {"numStartups": 3}
+
+
+def test_a_hand_written_server_is_never_touched_without_the_sdk(setup: Setup, tmp_path: Path) -> None:
+    # Named pi-rules, but not a command pi-rules writes: someone else's server.
+    theirs = {"mcpServers": {"pi-rules": {"command": "node", "args": ["tools/rules-server.js"]},
+                             **OTHER_SERVERS["mcpServers"]}}
+    written = _write(setup.mcp, theirs)
+    done = _install_without_sdk(setup, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert setup.mcp.read_bytes() == written  # not even re-indented
+    assert "removed the MCP server" not in done.stderr and "was not added" in done.stderr
+    assert str(setup.mcp) not in done.stdout
+    # A .mcp.json pi-rules cannot read is left alone too: the hooks are still installed.
+    setup.mcp.write_text("{not json")
+    done = _install_without_sdk(setup, tmp_path)
+    assert done.returncode == 0 and setup.mcp.read_text() == "{not json"
+    assert _load(setup.settings) == config(_our_command())
 
 
 def test_install_and_uninstall_leave_no_untracked_file_in_the_repository(setup: Setup) -> None:

@@ -133,6 +133,18 @@ def test_a_symlink_the_repository_ships_is_never_written_through(capsys, project
     assert (project.cwd / ".clinerules" / "style.md").is_file()  # positive control: the other target was written
 
 
+def test_a_link_inside_the_project_is_refused_too(capsys, project):
+    """One write rule with the project's other writers (rules_core's ``write_target``, in
+    its strict form): a link that stays inside the project is not written through either,
+    or the cline files would land in the folder the link names."""
+    os.makedirs(project.cwd / "docs" / "agents")
+    os.symlink("docs/agents", project.cwd / ".clinerules")
+    code, _, err = run(capsys, project, "export", "--to", "cline,continue")
+    assert code == 1 and "refused: .clinerules is a symbolic link" in err
+    assert list((project.cwd / "docs" / "agents").iterdir()) == []
+    assert (project.cwd / ".continue" / "rules" / "style.md").is_file()  # positive control
+
+
 def test_a_removed_rule_removes_its_generated_file(capsys, project):
     run(capsys, project, "export", "--to", "continue")
     os.remove(project.cwd / ".pi/rules/style.md")

@@ -80,6 +80,22 @@ def test_show_names_the_folder_a_nested_rule_belongs_to(capsys, project):
     assert "folder:" not in run(capsys, project, "show", "kind")[1]
 
 
+def test_show_json_carries_the_folder_of_a_nested_rule(capsys, project):
+    project.write({
+        "packages/api/.pi/rules/routes.md": rule_text("Routes.", description="Routes", load="on-demand",
+                                                      alwaysApply=True),
+        "packages/api/v2/.cursor/rules/py.mdc": "---\ndescription: Py\nglobs: \"**/*.py\"\n---\nPy.\n",
+    })
+    rules = json.loads(run(capsys, project, "--json", "list")[1])["rules"]
+    shown = {r["relativePath"]: json.loads(run(capsys, project, "--json", "show", r["id"])[1]) for r in rules}
+    assert shown["routes.md"]["folder"] == "packages/api"
+    assert shown["py.mdc"]["folder"] == "packages/api/v2"
+    # The key sits among the rule's keys, before its conditions and body (the text show's order).
+    assert list(shown["routes.md"])[-3:] == ["folder", "conditions", "body"]
+    # Positive control: a rule of the project's own .pi/rules has no folder, as in the text show.
+    assert "folder" not in shown["kind.md"]
+
+
 def test_explain_says_a_path_outside_the_project_is_outside(capsys, project):
     elsewhere = project.cwd.parent / "elsewhere"
     elsewhere.mkdir()

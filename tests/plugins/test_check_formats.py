@@ -116,12 +116,12 @@ def test_errors_outside_cwd_are_absolute(capsys, project):
     global_rules = project.home / ".pi" / "agent" / "rules"
     project.write_global({"bad.md": BROKEN})
     code, github, _ = run(capsys, project, "check", "--format", "github")
-    assert (code, github) == (1, f"::error file={global_rules}/bad.md,line=1,title=pi-rules unknown-key::"
+    assert (code, github) == (1, f"::error file={global_rules}/bad.md,line=4,col=1,title=pi-rules unknown-key::"
                                  "unknown key 'glob' — did you mean 'globs'?\n")
     result = json.loads(run(capsys, project, "check", "--format", "sarif")[1])["runs"][0]["results"][0]
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": (global_rules / "bad.md").as_uri()}
-    assert location["region"] == {"startLine": 1}
+    assert location["region"] == {"startLine": 4, "startColumn": 1}  # the key 'glob' (issue 34)
 
 
 def test_a_hostile_file_name_stays_one_escaped_annotation(capsys, project):

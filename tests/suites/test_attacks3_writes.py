@@ -99,3 +99,23 @@ def test_the_helper_resolves_inside_links_and_refuses_links_out(tmp_path):
     with pytest.raises(LinkRefused):
         write_contained(str(bound / "away" / "f"), b"x", str(bound))
     assert list(outside.iterdir()) == []
+
+
+def test_the_strict_form_refuses_every_link_and_names_it(tmp_path):
+    """``follow=False`` (export's rule, issue 28): a link inside the project is refused
+    too, dangling or not, and the error names it; a plain path is returned as spelt."""
+    bound = tmp_path / "p"
+    (bound / "real").mkdir(parents=True)
+    os.symlink("real", bound / "inner")
+    os.symlink("nowhere", bound / "dangling")
+    for path, link in ((bound / "inner" / "f", bound / "inner"), (bound / "dangling", bound / "dangling")):
+        with pytest.raises(LinkRefused) as refused:
+            write_target(str(path), str(bound), follow=False)
+        assert refused.value.link == str(link) and f"{link} is a symbolic link" in str(refused.value)
+    with pytest.raises(LinkRefused):
+        write_contained(str(bound / "inner" / "f"), b"x", str(bound), follow=False)
+    assert list((bound / "real").iterdir()) == [] and not (bound / "nowhere").exists()
+    # Positive controls: the same link is followed by the default form; a plain path is written.
+    assert write_target(str(bound / "inner" / "f"), str(bound)) == str(bound / "real" / "f")
+    assert write_contained(str(bound / "new" / "f"), b"x", str(bound), follow=False) == str(bound / "new" / "f")
+    assert (bound / "new" / "f").read_bytes() == b"x"

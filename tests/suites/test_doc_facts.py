@@ -36,7 +36,7 @@ def _docs() -> str:
 
 def _codes_in_code() -> set[str]:
     """Every code a ``RuleWarning`` is made with: a literal, a module constant, or (in
-    lint_formats.py, whose checks return ``(code, message)`` pairs) a pair's first item."""
+    lint_formats.py, whose checks return ``(code, message, key)`` findings) a tuple's first item."""
     codes: set[str] = set()
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
@@ -53,8 +53,8 @@ def _codes_in_code() -> set[str]:
                     codes.add(first.value)
                 elif isinstance(first, ast.Name) and first.id in constants:
                     codes.add(constants[first.id])
-                else:  # a variable: the module's (code, message) pairs name it
-                    codes |= {n.elts[0].value for n in ast.walk(tree) if isinstance(n, ast.Tuple) and len(n.elts) == 2
+                else:  # a variable: the module's (code, message[, key]) tuples name it
+                    codes |= {n.elts[0].value for n in ast.walk(tree) if isinstance(n, ast.Tuple) and len(n.elts) in (2, 3)
                               and isinstance(n.elts[0], ast.Constant) and isinstance(n.elts[0].value, str)
                               and CODE_SHAPE.fullmatch(n.elts[0].value)}
     return codes
