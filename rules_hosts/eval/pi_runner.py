@@ -19,8 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rules_hosts.stats.journal import DELIVERY_TYPE, READ_TYPE, TURN_TYPE
-
 from .process import count, jsonl_records, spawn, transcript_records, walk
 from .runners import AgentRunner, RunOutcome, RunRequest
 
@@ -29,6 +27,9 @@ PI_ARGS_ENV = "PI_RULES_EVAL_PI_ARGS"  # more arguments, e.g. "--provider anthro
 PI_EXTENSION_ENV = "PI_RULES_EVAL_PI_EXTENSION"  # the pi-rules Pi extension (hosts/pi of a checkout)
 PI_MODELS_ENV = "PI_RULES_EVAL_PI_MODELS"  # a models.json copied into every run's agent dir
 MAX_MODELS = 1024 * 1024
+# The statistics records of the run's serve journal (rules_hosts/stats/journal.py, docs/stats.md;
+# the stats wing imports this one, so the names are spelt here).
+TURN_TYPE, DELIVERY_TYPE, READ_TYPE = "pi-rules/turn", "pi-rules/delivery", "pi-rules/read"
 _FAILED = ("error", "aborted")  # Pi's stopReason of a model call that did not finish
 _CHECKOUT_EXTENSION = Path(__file__).resolve().parents[2] / "hosts" / "pi"
 
