@@ -70,10 +70,17 @@ def _extension() -> tuple[str | None, str | None]:
 
 
 def pi_missing() -> str | None:
-    for why in (_pi_command()[1], _extension()[1], _models_problem()):
+    for why in (_pi_command()[1], _extension()[1], _models_problem(), _extra_args()[1]):
         if why is not None:
             return why
     return None
+
+
+def _extra_args() -> tuple[list[str], str | None]:
+    try:
+        return shlex.split(os.environ.get(PI_ARGS_ENV, "")), None
+    except ValueError as exc:
+        return [], f"{PI_ARGS_ENV} is not a command line ({exc}); quote it as a shell would"
 
 
 def _models_problem() -> str | None:
@@ -92,7 +99,8 @@ def _models_problem() -> str | None:
 def run_pi(request: RunRequest) -> RunOutcome:
     command, why = _pi_command()
     extension, why_not = _extension()
-    problem = why or why_not or _models_problem()
+    extra, bad_args = _extra_args()
+    problem = why or why_not or _models_problem() or bad_args
     if command is None or extension is None or problem is not None:
         return RunOutcome(error=problem)
     root = request.workspace.root
@@ -111,7 +119,7 @@ def run_pi(request: RunRequest) -> RunOutcome:
     # --approve: eval runs only in a trusted project, and a copy holding a resource Pi guards
     # (.pi/settings.json, .pi/skills, ...) would otherwise be untrusted in a non-interactive run.
     argv = [*command, "--mode", "json", "--approve", "--session-dir", sessions, "-e", extension,
-            *shlex.split(os.environ.get(PI_ARGS_ENV, "")), "--", request.case.prompt]
+            *extra, "--", request.case.prompt]
     status, _, error = spawn(argv, request.workspace.project, env, "", request.timeout)
     records = list(transcript_records(sessions))
     messages = [r["message"] for r in records

@@ -135,8 +135,9 @@ def test_a_model_pi_cannot_reach_is_a_failed_run_not_a_pass(agent: dict[str, str
 
 
 def test_without_pi_the_runner_says_it_cannot_run(tmp_path: Path) -> None:
-    """No `pi` on PATH, or a PI_RULES_EVAL_PI that names nothing: the case could not run
-    (exit 1, the reason and the fix), no run is recorded, nothing crashes."""
+    """No `pi` on PATH, a PI_RULES_EVAL_PI that names nothing, arguments that do not
+    split: the case could not run (exit 1, the reason and the fix), no run is recorded,
+    nothing crashes."""
     empty = tmp_path / "bin"
     empty.mkdir()
     project = copy_demo(tmp_path)
@@ -145,6 +146,8 @@ def test_without_pi_the_runner_says_it_cannot_run(tmp_path: Path) -> None:
     for extra, reason in (
         ({"PATH": str(empty)}, "the pi binary is not on PATH; install Pi"),
         ({"PI_RULES_EVAL_PI": str(tmp_path / "no-such-pi") + " --flag"}, "is not an executable program"),
+        ({"PI_RULES_EVAL_PI": sys.executable, "PI_RULES_EVAL_PI_ARGS": "--model 'open"},
+         "PI_RULES_EVAL_PI_ARGS is not a command line (No closing quotation)"),
     ):
         done = run_eval(project, {**base, **extra}, "--runner", "pi", "--results", str(results))
         assert done.returncode == 1, done.stdout + done.stderr
