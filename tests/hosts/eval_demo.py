@@ -67,3 +67,19 @@ def mute_in_both_arms(project: Path, rule: str) -> None:
     case = next(chunk for chunk in demo.split("\n\n") if f"rule: {rule}\n" in chunk)
     (project / ".pi" / "evals" / f"{rule}.yaml").write_text(case + "\n")
     (project / CASES).unlink()
+
+
+def demo_cases_all_or_nothing(done: subprocess.CompletedProcess[str], runs: int) -> dict[str, dict[str, Any]]:
+    """The demo eval's cases, each checked: every "with" run obeyed, no "without" run did,
+    and the on-demand rule (only it) has a fetch rate of 1."""
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = cases_of(done)
+    assert set(cases) == set(TASKS)
+    for rule, case in cases.items():
+        assert (case["with"]["passed"], case["with"]["runs"]) == (runs, runs), (rule, done.stderr)
+        assert (case["without"]["passed"], case["without"]["runs"]) == (0, runs), (rule, done.stderr)
+        assert case["delta"] == 1.0 and case["error"] is None
+        assert case["with"]["low"] > case["without"]["high"] - 1  # an interval, not a point
+    assert cases["api-design"]["fetchRate"] == 1.0
+    assert cases["security"]["fetchRate"] is None and cases["typescript"]["fetchRate"] is None
+    return cases

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from eval_demo import TASKS, cases_of, copy_demo, mute_in_both_arms, obligations, run_eval
+from eval_demo import cases_of, copy_demo, demo_cases_all_or_nothing, mute_in_both_arms, obligations, run_eval
 from fake_messages_api import RuleFollowingAPI
 from claude_real import ProxyTrap, claude_binary  # one place locates the pinned client
 
@@ -48,19 +48,10 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 
 def test_demo_rules_are_obeyed_with_and_ignored_without(agent: dict[str, str], tmp_path: Path) -> None:
     done = run_eval(copy_demo(tmp_path), agent, "--runs", "2", "--format", "json")
-    assert done.returncode == 0, done.stdout + done.stderr
-    cases = cases_of(done)
-    assert set(cases) == set(TASKS)
-    for rule, case in cases.items():
-        assert (case["with"]["passed"], case["with"]["runs"]) == (2, 2), (rule, done.stderr)
-        assert (case["without"]["passed"], case["without"]["runs"]) == (0, 2), (rule, done.stderr)
-        assert case["delta"] == 1.0
-        assert case["with"]["low"] > case["without"]["high"] - 1  # an interval, not a point
-        # The client reports its usage for every run.
-        assert case["usage"]["with"]["inputTokens"] > 0 and case["usage"]["with"]["outputTokens"] > 0
     # The on-demand rule was listed and then read in every "with" run; pinned rules have no rate.
-    assert cases["api-design"]["fetchRate"] == 1.0
-    assert cases["security"]["fetchRate"] is None and cases["typescript"]["fetchRate"] is None
+    cases = demo_cases_all_or_nothing(done, 2)
+    for case in cases.values():  # the client reports its usage for every run
+        assert case["usage"]["with"]["inputTokens"] > 0 and case["usage"]["with"]["outputTokens"] > 0
 
 
 def test_a_rule_that_is_not_delivered_fails_its_case(agent: dict[str, str], tmp_path: Path) -> None:

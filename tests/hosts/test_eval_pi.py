@@ -23,7 +23,7 @@ from typing import Any, Iterator
 import pytest
 
 from claude_real import ProxyTrap
-from eval_demo import TASKS, cases_of, copy_demo, mute_in_both_arms, obligations, run_eval
+from eval_demo import cases_of, copy_demo, demo_cases_all_or_nothing, mute_in_both_arms, obligations, run_eval
 from fake_messages_api import RuleFollowingAPI, conversation_text, text, tool_use, tool_uses
 from pi_driver import EXTENSION, install, pi_command
 
@@ -84,13 +84,9 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 @NEEDS_NODE
 def test_demo_rules_are_obeyed_through_pi_with_and_ignored_without(agent: dict[str, str], tmp_path: Path) -> None:
     done = run_eval(copy_demo(tmp_path), agent, "--runner", "pi", "--runs", "2", "--format", "json")
-    assert done.returncode == 0, done.stdout + done.stderr
-    cases = cases_of(done)
-    assert set(cases) == set(TASKS)
+    # The on-demand rule was listed and fetched with read_rule in every "with" run.
+    cases = demo_cases_all_or_nothing(done, 2)
     for rule, case in cases.items():
-        assert (case["with"]["passed"], case["with"]["runs"]) == (2, 2), (rule, done.stderr)
-        assert (case["without"]["passed"], case["without"]["runs"]) == (0, 2), (rule, done.stderr)
-        assert case["delta"] == 1.0 and case["error"] is None
         # Pi's session file reports every model call's usage: the scripted server answers
         # 10 input and 5 output tokens a call, and a run makes at least two calls.
         for arm in ("with", "without"):
@@ -98,9 +94,6 @@ def test_demo_rules_are_obeyed_through_pi_with_and_ignored_without(agent: dict[s
             assert usage["inputTokens"] >= 20 and usage["outputTokens"] >= 10, (rule, arm, usage)
             assert usage["inputTokens"] == 2 * usage["outputTokens"]  # 10:5 a call, summed
             assert usage["costUsd"] > 0 and usage["seconds"] > 0
-    # The on-demand rule was listed and fetched with read_rule in every "with" run.
-    assert cases["api-design"]["fetchRate"] == 1.0
-    assert cases["security"]["fetchRate"] is None and cases["typescript"]["fetchRate"] is None
 
 
 @NEEDS_NODE
