@@ -112,8 +112,12 @@ def run_pi(request: RunRequest) -> RunOutcome:
     if models:
         shutil.copyfile(models, os.path.join(agent_dir, "models.json"))  # OSError: the run's error
     journal = os.path.join(root, "pi-rules-serve.jsonl")
+    # Pi's extension loader (jiti) and Node's compile cache write below the temporary
+    # folder: the run's own, so nothing outlives the run.
+    scratch = os.path.join(root, "tmp")
+    os.makedirs(scratch, exist_ok=True)
     env = {**request.env, "PI_CODING_AGENT_DIR": agent_dir, "PI_CODING_AGENT_SESSION_DIR": sessions,
-           "PI_RULES_COMMAND": _rules_command(root, journal)}
+           "PI_RULES_COMMAND": _rules_command(root, journal), "TMPDIR": scratch}
     for name, value in (("PI_SKIP_VERSION_CHECK", "1"), ("PI_OFFLINE", "1"), ("PI_TELEMETRY", "0")):
         env.setdefault(name, value)
     # --approve: eval runs only in a trusted project, and a copy holding a resource Pi guards

@@ -16,6 +16,8 @@ import os
 import re
 import shlex
 import shutil
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -125,6 +127,52 @@ def test_a_model_pi_cannot_reach_is_a_failed_run_not_a_pass(agent: dict[str, str
     case = cases_of(done)["security"]
     assert (case["with"]["passed"], case["without"]["passed"]) == (0, 0)
     assert done.stderr.count("(pi reported an error: ") == 2, done.stderr
+
+
+def _processes_naming(folder: Path) -> list[str]:
+    """The command lines of live processes that name ``folder`` (a run's copy, its sessions)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if entry.name.isdigit() and str(folder) in argv:
+            found.append(argv)
+    return found
+
+
+@NEEDS_NODE
+def test_a_run_past_its_time_limit_is_killed_with_what_it_started(agent: dict[str, str], tmp_path: Path) -> None:
+    """A model that never answers: each run ends at --timeout, and Pi and the `pi-rules
+    serve` its extension started are gone with it, their copy removed."""
+    runs = tmp_path / "runs"  # the eval's TMPDIR: every run's folder is made here
+    runs.mkdir()
+    silent = socket.create_server(("127.0.0.1", 0))  # connections wait in its backlog, unanswered
+    try:
+        models = tmp_path / "silent-models.json"
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        models.write_text(json.dumps({"providers": {"anthropic": {"baseUrl": url}}}))
+        project = copy_demo(tmp_path)
+        (project / ".pi" / "evals" / "demo.yaml").write_text(
+            "- name: a debug line never logs the token\n  rule: security\n  prompt: Add a debug line.\n"
+            "  min_compliance: 0.8\n  checks:\n    - exists: src/debug.ts\n")
+        env = {**agent, "PI_RULES_EVAL_PI_MODELS": str(models), "TMPDIR": str(runs)}
+        done = run_eval(project, env, "--runner", "pi", "--runs", "1", "--timeout", "5")
+    finally:
+        silent.close()
+    assert done.returncode == 1, done.stdout + done.stderr  # 0/1 is below min_compliance
+    assert done.stderr.count("(timed out after 5 s)") == 2, done.stderr
+    assert _processes_naming(runs) == [] and list(runs.iterdir()) == []
+    # Positive control: a live process naming the folder is found.
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(60)", str(runs)],
+                               stdout=subprocess.PIPE)
+    try:
+        assert sleeper.stdout is not None and sleeper.stdout.readline() == b"\n"  # past exec: argv is set
+        assert len(_processes_naming(runs)) == 1
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 def test_without_pi_the_runner_says_it_cannot_run(tmp_path: Path) -> None:
