@@ -1,12 +1,14 @@
 """The ``pi`` agent runner: the real Pi, non-interactive (``pi --mode json``), in the run's
 copy, with the pi-rules Pi extension loaded for that run only (docs/eval.md).
 
-Each run gets its own Pi agent dir and session folder inside the run's HOME, so no
-setting, login, extension or session of the user's own Pi is read or written. Pi's
-session file (JSON lines, Pi's docs/session-format.md) is what the runner reads back:
-every assistant message carries Pi's ``usage`` (input, output, cache reads and writes,
-cost), a failed model call is an assistant message with ``stopReason: "error"`` (Pi still
-exits 0), and the rule's index line and the model's ``read_rule`` calls are there too.
+Each run gets its own Pi agent dir, session folder and temporary folder inside the run's
+folder, so no setting, login, extension or session of the user's own Pi is read or
+written. Pi's session file (JSON lines, Pi's docs/session-format.md) is what the runner
+reads back: every assistant message carries Pi's ``usage`` (input, output, cache reads
+and writes, cost), and a failed model call is an assistant message with ``stopReason:
+"error"`` (Pi still exits 0). The extension's section is not in it (Pi stores its own
+system prompt), so whether the rule was listed and read comes from the journal the run's
+``pi-rules serve`` keeps (``--session``, added by the ``PI_RULES_COMMAND`` script).
 """
 
 from __future__ import annotations
