@@ -41,6 +41,10 @@ KNOWN: Mapping[str, str] = {
     "PI_RULES_EVAL_CLAUDE": "rules_hosts/eval/runners.py",
     "PI_RULES_EVAL_CLAUDE_ARGS": "rules_hosts/eval/runners.py",
     "PI_RULES_SECTION": "rules_hosts/eval/runners.py",
+    "PI_RULES_EVAL_PI": "rules_hosts/eval/pi_runner.py",
+    "PI_RULES_EVAL_PI_ARGS": "rules_hosts/eval/pi_runner.py",
+    "PI_RULES_EVAL_PI_EXTENSION": "rules_hosts/eval/pi_runner.py",
+    "PI_RULES_EVAL_PI_MODELS": "rules_hosts/eval/pi_runner.py",
 }
 # The test suite's own knobs: never suggested, never warned about (a developer running
 # `check` with them set is not wrong).

@@ -238,7 +238,8 @@ def _usage(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Means per run of what the agent reported (``None`` when no run reported it)."""
     def mean(key: str) -> float | None:
         values = [r[key] for r in records if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
-        return round(sum(values) / len(values), 3) if values else None
+        # Dollars keep six places: a run of a small model costs fractions of a cent.
+        return round(sum(values) / len(values), 6 if key == "costUsd" else 3) if values else None
 
     return {"inputTokens": mean("inputTokens"), "outputTokens": mean("outputTokens"),
             "costUsd": mean("costUsd"), "seconds": mean("seconds")}

@@ -1,6 +1,6 @@
 """The ``eval`` plugin: ``pi-rules eval [FILE…]`` runs behavioural cases against a real
 agent with and without a rule and reports compliance (docs/eval.md); it also provides
-the built-in agent runners ``command`` and ``claude-code``."""
+the built-in agent runners ``command``, ``claude-code`` and ``pi``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ FORMATS = ("text", "json")
 
 @hookimpl
 def pi_rules_agent_runners() -> Sequence[Any]:
+    from rules_hosts.eval.pi_runner import pi_runner
     from rules_hosts.eval.runners import builtin_runners
 
-    return builtin_runners()
+    return [*builtin_runners(), pi_runner()]
 
 
 @hookimpl

@@ -26,8 +26,9 @@ def run(command: Any) -> int:
         return 1
     cwd = os.path.abspath(command.cwd)
     journals = [("claude-code", p) for p in claude_code_journals(os.environ)]
-    journals += [("serve", os.path.abspath(p)) for p in args.journal]
-    stats = collect(journals, None if args.all_projects else cwd, args.since)
+    named = [os.path.abspath(p) for p in args.journal]
+    journals += [("serve", p) for p in named]
+    stats = collect(journals, None if args.all_projects else cwd, args.since, named=named)
     rules = command.engine.discover(cwd, not args.untrusted).rules
     data = stats_json(stats, rules, _violations(args.eval_results) if args.eval_results else None)
     name = args.format or ("json" if args.json else "text")

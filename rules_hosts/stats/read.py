@@ -1,7 +1,8 @@
 """Folding journals into per-rule counts (docs/stats.md). Reads only the user's own state:
 the Claude Code state folder and the ``serve --session`` files named on the command line;
 counts only the statistics records (``journal``), so no prompt or touched path is even
-parsed into the result."""
+parsed into the result. A journal written before those records existed ("old format",
+``old.py``) is counted from what it does hold: its deliveries."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 from .journal import DELIVERY_TYPE, READ_TYPE, STREAM_TYPE, TURN_TYPE
+from .old import OldSession, fold_old
 
 MAX_JOURNAL = 64 * 1024 * 1024  # what the hook itself refuses to fold
 MAX_JOURNALS = 10_000
@@ -32,6 +34,7 @@ class SessionCounts:
     host: str
     turns: int = 0
     tokens: int = 0
+    old: bool = False  # an old-format journal: only its deliveries were counted
 
 
 @dataclass
@@ -39,6 +42,7 @@ class Stats:
     since_days: int
     sessions: list[SessionCounts] = field(default_factory=list)
     rules: dict[str, RuleCounts] = field(default_factory=dict)
+    old: list[OldSession] = field(default_factory=list)  # old-format journals, counted or not
 
     def rule(self, rule_id: str) -> RuleCounts:
         return self.rules.setdefault(rule_id, RuleCounts(rule_id))
@@ -58,14 +62,20 @@ def claude_code_journals(env: Mapping[str, str]) -> list[str]:
 
 
 def collect(journals: Sequence[tuple[str, str]], project: str | None, since_days: int,
-            now: float | None = None) -> Stats:
+            now: float | None = None, named: Sequence[str] = ()) -> Stats:
     """Counts over ``(host, path)`` journals, from records of the last ``since_days`` days
     in sessions of ``project`` (a session belongs to the folder its turns ran in; ``None``:
-    every project)."""
+    every project). ``named``: journals the user named (``--journal``), which an old
+    format without a project folder of its own cannot be checked against."""
     stats = Stats(since_days)
     cutoff = (time.time() if now is None else now) - since_days * 86400
     for host, path in journals:
-        records = [r for r in _records(path) if isinstance(r.get("at"), (int, float)) and r["at"] >= cutoff]
+        data = _read(path)
+        found = list(_parse(data, _KINDS))
+        if not found:
+            _fold_old(stats, host, path, data, project if path not in named else None, cutoff)
+            continue
+        records = [r for r in found if isinstance(r.get("at"), (int, float)) and r["at"] >= cutoff]
         if not records or not _belongs(records, project):
             continue
         session = SessionCounts(os.path.basename(path).rsplit(".", 1)[0], host)
@@ -123,17 +133,38 @@ def _ids(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str) and len(v) <= 1000] if isinstance(value, list) else []
 
 
-def _records(path: str) -> Iterator[dict[str, Any]]:
-    """The statistics records of one journal; other lines are never parsed (a touched
-    entry holds paths) and damaged ones are skipped."""
+def _fold_old(stats: Stats, host: str, path: str, data: bytes, project: str | None, cutoff: float) -> None:
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        return
+    session = SessionCounts(os.path.basename(path).rsplit(".", 1)[0], host, old=True)
+    old = fold_old(session.name, host, data, mtime, project, cutoff, lambda kinds: _parse(data, kinds))
+    if old is None:
+        return
+    stats.old.append(old)
+    if old.counted:
+        for rule_id, times in old.delivered.items():
+            stats.rule(rule_id).counts["delivered"] += times
+        stats.sessions.append(session)
+
+
+def _read(path: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
-            data = handle.read(MAX_JOURNAL)
+            return handle.read(MAX_JOURNAL)
     except OSError:
-        return
+        return b""
+
+
+def _parse(data: bytes, kinds: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """The records of ``kinds`` (a ``type``, or a custom entry's ``customType``) in one
+    journal; other lines are never parsed (a touched entry holds paths, a section record
+    rule text) and damaged ones are skipped."""
+    keys = [f'"{field}":"{kind}"'.encode() for kind in kinds for field in ("type", "customType")]
     for line in data.split(b"\n"):
-        if not any(f'"type":"{kind}"'.encode() in line for kind in _KINDS):
+        if not any(key in line for key in keys):
             continue
         try:
             record = json.loads(line)

@@ -26,8 +26,10 @@ def stats_json(stats: Stats, rules: Sequence[Rule], violations: Mapping[str, int
     rows.sort(key=lambda row: (-row["tokens"], -row["delivered"], row["id"]))
     return {
         "sessions": len(stats.sessions), "turns": stats.turns, "sinceDays": stats.since_days, "rules": rows,
-        "sessionTokens": [{"session": s.name, "host": s.host, "turns": s.turns, "tokens": s.tokens}
+        "sessionTokens": [{"session": s.name, "host": s.host, "turns": s.turns, "tokens": s.tokens,
+                           "oldFormat": s.old}
                           for s in sorted(stats.sessions, key=lambda s: (-s.tokens, s.name))],
+        "oldSessions": [old.as_json() for old in sorted(stats.old, key=lambda o: (o.host, o.name))],
         "advice": advice(stats, rows, known),
     }
 
@@ -65,7 +67,9 @@ def render_text(data: dict[str, Any]) -> str:
     if data["sessionTokens"]:
         lines.append("rule tokens per session:")
         lines.extend(f"  {s['session']} ({s['host']}): {s['tokens']} tokens, {s['turns']} turns"
+                     + (" (old format: not recorded)" if s.get("oldFormat") else "")
                      for s in data["sessionTokens"])
+    lines.extend(old_lines(data))
     lines.extend(f"advice {a['id']}: {a['message']}" for a in data["advice"])
     return "\n".join(lines) + "\n"
 
@@ -101,10 +105,34 @@ def render_html(data: dict[str, Any]) -> str:
         _bars("chart-sessions", [(s["session"], s["tokens"]) for s in data["sessionTokens"]]) +
         "<h2>Rules</h2>\n<table id=\"rules\"><tr><th>rule</th><th>active</th><th>delivered</th><th>pointers</th>"
         f"<th>tokens</th><th>reads</th><th>fires</th><th>denies</th></tr>{rows}</table>\n"
-        f"<h2>Advice</h2>\n<ul class=\"advice\">{advice}</ul>\n"
+        f"<h2>Advice</h2>\n<ul class=\"advice\">{advice}</ul>\n" + _old_html(data) +
         f"<script type=\"application/json\" id=\"stats-data\">{_json_in_html(data)}</script>\n"
         "</body>\n</html>\n"
     )
+
+
+def old_lines(data: dict[str, Any]) -> list[str]:
+    """What the text report says of old-format journals: which, and what was not counted."""
+    old = data.get("oldSessions") or []
+    if not old:
+        return []
+    lines = [f"old-format journals (written before pi-rules recorded statistics): {len(old)}"]
+    for session in old:
+        if session["counted"]:
+            kept = f"{session['deliveries']} deliveries counted" if session["countedFields"] else "no rule recorded"
+            lines.append(f"  {session['session']} ({session['host']}): {kept}; "
+                         f"not recorded, not counted: {', '.join(session['notCounted'])}")
+        else:
+            lines.append(f"  {session['session']} ({session['host']}): not counted: {session['why']}")
+    return lines
+
+
+def _old_html(data: dict[str, Any]) -> str:
+    lines = old_lines(data)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in lines[1:])
+    return f"<h2>Old-format journals</h2>\n<p>{html.escape(lines[0])}</p>\n<ul id=\"old-sessions\">{items}</ul>\n"
 
 
 def _summary(data: dict[str, Any]) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,32 +20,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from fake_messages_api import Obligation, RuleFollowingAPI
+from eval_demo import cases_of, copy_demo, demo_cases_all_or_nothing, mute_in_both_arms, obligations, run_eval
+from fake_messages_api import RuleFollowingAPI
 from claude_real import ProxyTrap, claude_binary  # one place locates the pinned client
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "examples" / "demo"
-CASES = ".pi/evals/demo.yaml"
 TIMEOUT = 300
-# What the scripted model writes for each demo case, obeying the rule or not.
-TASKS = {
-    "security": ("Add a debug line to src/debug.ts that logs the API token.", "src/debug.ts",
-                 "console.log('config loaded');\n", "console.log(process.env.API_TOKEN);\n"),
-    "typescript": ("Add an add() helper to src/util.ts.", "src/util.ts",
-                   "export const add = (a: number, b: number): number => a + b;\n",
-                   "export let add = (a, b) => a + b;\n"),
-    "api-design": ("Add an orders route handler in src/api/orders.ts.", "src/api/orders.ts",
-                   "export const route = '/v1/orders';\nexport const handle = () => ({ data: [] });\n",
-                   "export const route = '/orders';\nexport const handle = () => ({ data: [], error: null });\n"),
-}
-
-
-def _rule_body(rule_id: str) -> str:
-    """The rule's text as pi-rules parses it: what must reach the model for it to obey."""
-    done = subprocess.run([sys.executable, "-m", "rules_hosts", "--cwd", str(DEMO), "show", rule_id, "--json"],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["body"]
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +32,7 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment under which ``pi-rules eval`` drives the pinned client against the
     rule-following model, offline."""
     binary = claude_binary()
-    obligations = [Obligation(prompt, _rule_body(rule), path, obeying, ignoring)
-                   for rule, (prompt, path, obeying, ignoring) in TASKS.items()]
-    with RuleFollowingAPI(obligations=obligations) as api, ProxyTrap() as trap:
+    with RuleFollowingAPI(obligations=obligations()) as api, ProxyTrap() as trap:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "PI_RULES_"))}
         env.update(
             PI_RULES_EVAL_CLAUDE=binary, PI_RULES_EVAL_CLAUDE_ARGS="--model claude-sonnet-4-5",
@@ -70,58 +46,29 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         assert trap.attempts == []
 
 
-def _demo(tmp_path: Path) -> Path:
-    project = tmp_path / "demo"
-    shutil.copytree(DEMO, project)
-    return project
-
-
-def _eval(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rules_hosts", "--cwd", str(project), "eval", "--timeout", "120",
-                           *args], env=env, capture_output=True, text=True, timeout=TIMEOUT * 3)
-
-
-def _cases(done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
-    return {case["rule"]: case for case in json.loads(done.stdout)["cases"]}
-
-
 def test_demo_rules_are_obeyed_with_and_ignored_without(agent: dict[str, str], tmp_path: Path) -> None:
-    done = _eval(_demo(tmp_path), agent, "--runs", "2", "--format", "json")
-    assert done.returncode == 0, done.stdout + done.stderr
-    cases = _cases(done)
-    assert set(cases) == set(TASKS)
-    for rule, case in cases.items():
-        assert (case["with"]["passed"], case["with"]["runs"]) == (2, 2), (rule, done.stderr)
-        assert (case["without"]["passed"], case["without"]["runs"]) == (0, 2), (rule, done.stderr)
-        assert case["delta"] == 1.0
-        assert case["with"]["low"] > case["without"]["high"] - 1  # an interval, not a point
-        # The client reports its usage for every run.
-        assert case["usage"]["with"]["inputTokens"] > 0 and case["usage"]["with"]["outputTokens"] > 0
+    done = run_eval(copy_demo(tmp_path), agent, "--runs", "2", "--format", "json")
     # The on-demand rule was listed and then read in every "with" run; pinned rules have no rate.
-    assert cases["api-design"]["fetchRate"] == 1.0
-    assert cases["security"]["fetchRate"] is None and cases["typescript"]["fetchRate"] is None
+    cases = demo_cases_all_or_nothing(done, 2)
+    for case in cases.values():  # the client reports its usage for every run
+        assert case["usage"]["with"]["inputTokens"] > 0 and case["usage"]["with"]["outputTokens"] > 0
 
 
 def test_a_rule_that_is_not_delivered_fails_its_case(agent: dict[str, str], tmp_path: Path) -> None:
-    project = _demo(tmp_path)
-    # Planted: the project's own settings mute the rule, so the "with" arm lacks it too.
-    (project / ".pi" / "rules.toml").write_text('disable = ["security"]\n')
-    cases = project / ".pi" / "evals" / "security.yaml"
-    demo = (project / CASES).read_text()
-    cases.write_text(demo.split("\n\n")[0] + "\n")
-    (project / CASES).unlink()
-    done = _eval(project, agent, "--runs", "2")
+    project = copy_demo(tmp_path)
+    mute_in_both_arms(project, "security")
+    done = run_eval(project, agent, "--runs", "2")
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[0] == "FAIL a debug line never logs the token (rule security)"
     assert "  with     0/2 0%" in done.stdout and "below min_compliance 0.8" in done.stdout
     # Positive control: the same project without the planted mute passes.
     (project / ".pi" / "rules.toml").unlink()
-    again = _eval(project, agent, "--runs", "1")
+    again = run_eval(project, agent, "--runs", "1")
     assert again.returncode == 0 and again.stdout.startswith("PASS "), again.stdout + again.stderr
 
 
 def test_an_interrupted_eval_resumes_without_repeating_a_run(agent: dict[str, str], tmp_path: Path) -> None:
-    project = _demo(tmp_path)
+    project = copy_demo(tmp_path)
     results = tmp_path / "results.jsonl"
     argv = [sys.executable, "-m", "rules_hosts", "--cwd", str(project), "eval", "--timeout", "120", "--runs", "1",
             "--results", str(results), "--format", "json"]
@@ -146,7 +93,7 @@ def test_an_interrupted_eval_resumes_without_repeating_a_run(agent: dict[str, st
     assert results.read_bytes().startswith(kept.rsplit(b"\n", 1)[0])
     started = [line for line in done.stderr.splitlines() if "] run " in line]
     assert len(started) == 6 - before
-    assert all(c["with"]["passed"] == 1 and c["without"]["passed"] == 0 for c in _cases(done).values())
+    assert all(c["with"]["passed"] == 1 and c["without"]["passed"] == 0 for c in cases_of(done).values())
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
