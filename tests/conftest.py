@@ -4,6 +4,7 @@ import glob
 import os
 import shutil
 import signal
+from typing import Iterator
 
 import pytest
 
@@ -20,6 +21,20 @@ _BASE = session_guard.start()
 session_guard.install_audit()
 _RUNTIME = os.environ["XDG_RUNTIME_DIR"]
 os.environ["PI_RULES_HOOK_SERVER"] = "off"
+
+
+@pytest.fixture(autouse=True)
+def _no_hook_server_outlives_its_test() -> Iterator[None]:
+    """A test that starts a hook server (directly, or through a hook process that finds
+    the server switched on) stops it: one left running holds its runtime folder for the
+    server's idle time (600 s) after the run. New processes only are looked at."""
+    before = session_guard.processes()
+    yield
+    started = session_guard.hook_servers(session_guard.processes() - before)
+    left = session_guard.settled(started, wait=5.0)  # one on its way out is not a leak
+    if left:
+        session_guard.stop_hook_servers(left)  # the next test starts clean
+        pytest.fail(f"this test left hook servers running (pid: socket): {left}", pytrace=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,4 +1,5 @@
-"""The suite's shared ways to run the CLI and git (issue 32: one of each, not 15 and 11).
+"""The suite's shared ways to run the CLI and git (issue 32: one of each, not 15 and 11),
+and the persistent cache's clock.
 
 ``run_cli`` and friends run ``pi-rules`` in process (the installed ``main``) and return
 what a user sees; ``cli_process`` runs it as a real process; ``git`` runs git with no
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -61,3 +63,28 @@ def git_init(path: str | os.PathLike[str]) -> None:
 
 def commit(cwd: str | os.PathLike[str], message: str = "x") -> None:
     git(cwd, "commit", "-q", "--allow-empty", "-m", message)
+
+
+# Run as ``python -c SETTLED_CLI NOW_NS ARGS``: the CLI with the persistent cache's clock
+# at NOW_NS (``settle_racy_clock`` in a child process).
+SETTLED_CLI = """
+import sys
+import rules_core.discovery.persistent as persistent
+now = int(sys.argv.pop(1))
+persistent.now_ns = lambda: now
+from rules_hosts.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def settle_racy_clock(monkeypatch: Any) -> int:
+    """The persistent cache keeps nothing that depends on a path changed within
+    ``RACY_NS`` (1 s) of now. Instead of sleeping past that, stop its clock one window
+    from now, as if the test had slept: every path made so far has settled, and every
+    path changed from here on is racy, as after the sleep. Returns the clock's time (for
+    ``SETTLED_CLI``). Production reads the wall clock (``persistent.now_ns``)."""
+    import rules_core.discovery.persistent as persistent
+
+    now = time.time_ns() + persistent.RACY_NS
+    monkeypatch.setattr(persistent, "now_ns", lambda: now)
+    return now

@@ -24,7 +24,7 @@ from rules_hosts.claude_code.state import CLEAR_TYPE, DELIVERED_TYPE, SECTION_TY
 from rules_hosts.cli.hook_client import ACK, GO, MAX_ANSWER, READY, receive
 from rules_hosts.hook_server.server import Server
 
-from test_hook_server import RULES, Served
+from test_hook_server import RULES, Served, stop_servers  # noqa: F401 - the fixture: every Served is stopped
 
 
 class _World:
