@@ -149,7 +149,8 @@ def hook_servers(pids: set[int] | None = None, under: str | None = None) -> dict
     """Live hook servers of this run among ``pids`` (default: all): pid -> socket path.
     A server is detached from the hook process that started it, so only its command line
     (``-m rules_hosts.hook_server.server SOCKET``) and its environment (``RUN_MARKER``, or
-    a socket inside this run's folder) say whose it is. ``under``: only sockets there."""
+    a socket inside this run's folder) say whose it is. ``under``: the servers of sockets
+    in that folder, which is the caller's own (whatever their environment)."""
     base = os.environ.get(RUN_MARKER, "")
     marker = f"{RUN_MARKER}={base}".encode()
     found: dict[int, str] = {}
@@ -160,11 +161,14 @@ def hook_servers(pids: set[int] | None = None, under: str | None = None) -> dict
             if _SERVER_MODULE not in argv[:-2]:
                 continue  # a zombie's command line is empty: it is no longer serving
             path = os.fsdecode(argv[argv.index(_SERVER_MODULE) + 1])
-            with open(f"/proc/{pid}/environ", "rb") as file:
-                ours = bool(base) and (marker in file.read().split(b"\0") or path.startswith(base + os.sep))
+            if under is not None:
+                ours = path.startswith(under.rstrip(os.sep) + os.sep)
+            else:
+                with open(f"/proc/{pid}/environ", "rb") as file:
+                    ours = bool(base) and (marker in file.read().split(b"\0") or path.startswith(base + os.sep))
         except (OSError, IndexError):
             continue  # gone meanwhile
-        if ours and (under is None or path.startswith(under.rstrip(os.sep) + os.sep)):
+        if ours:
             found[pid] = path
     return found
 

@@ -50,6 +50,15 @@ def cli_process(*args: str, cwd: str | os.PathLike[str] | None = None, env: Mapp
                           capture_output=True, text=True, timeout=timeout)
 
 
+def hook_env(**extra: str) -> dict[str, str]:
+    """This process's environment without the ``PI_RULES_*`` settings a test must not pass
+    on, but keeping ``PI_RULES_HOOK_SERVER`` (off for the run, tests/conftest.py): a hook
+    process then answers in process, and starts no server that outlives the test."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_") or k == "PI_RULES_HOOK_SERVER"}
+    env.update(extra)
+    return env
+
+
 def git(cwd: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """``git -C CWD ARGS`` with no system or global config and a fixed identity."""
     return subprocess.run(["git", "-C", str(cwd), *args], check=check, capture_output=True, text=True,

@@ -17,6 +17,7 @@ from rules_hosts.cli import main
 from rules_core.engine.core import Engine
 from rules_hosts.protocols.serve import Server, serve_stream
 from golden_files import check_golden
+from suite_helpers import hook_env
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -112,8 +113,7 @@ def test_serve_stream_methods(project):
 
 
 def hook(project, payload: dict) -> dict | None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
-    env.update(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
+    env = hook_env(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
     payload = {"session_id": "s-1", "cwd": str(project.cwd), **payload}
     done = subprocess.run([sys.executable, "-m", "rules_hosts", "hook", "claude-code"],
                           input=json.dumps(payload).encode(), capture_output=True, env=env, timeout=60)

@@ -19,6 +19,7 @@ from rules_core.stream.watcher import StreamWatcher, globs_gate
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.claude_code.install import config
 from rules_hosts.session.runtime import Session
+from suite_helpers import hook_env
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CATASTROPHIC = "(a|aa)+$"  # backtracks exponentially on a run of a's that does not end the text
@@ -36,8 +37,7 @@ HOST_TIMEOUT = config()["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"]  # what
 
 
 def _pre_tool_use(project, content: str) -> tuple[dict | None, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
-    env.update(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
+    env = hook_env(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
     payload = {"session_id": "s-4", "cwd": str(project.cwd), "hook_event_name": "PreToolUse", "tool_name": "Write",
                "tool_input": {"file_path": str(project.cwd / "src" / "config.py"), "content": content}}
     # Claude Code kills a hook after HOST_TIMEOUT seconds and lets the write through: the

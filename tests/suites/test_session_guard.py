@@ -99,7 +99,7 @@ def test_a_hook_server_of_this_run_is_found_and_stopped_and_another_runs_is_not(
     try:  # Popen returns once the server's program runs: its command line is its own now
         assert session_guard.hook_servers(session_guard.processes() - before) == {ours.pid: str(folder / "a" / "hook-x")}
         assert session_guard.hook_servers(under=str(folder / "a")) == {ours.pid: str(folder / "a" / "hook-x")}
-        assert session_guard.hook_servers(under=str(folder / "b")) == {}
+        assert session_guard.hook_servers(under=str(folder / "b")) == {theirs.pid: str(folder / "b" / "hook-x")}
         assert session_guard.stop_hook_servers({ours.pid: "a"}) == {}
         assert ours.wait(timeout=30) == -signal.SIGKILL
         assert theirs.poll() is None  # the other run's server was left alone
