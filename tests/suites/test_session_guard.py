@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import session_guard
@@ -96,7 +97,11 @@ def test_a_hook_server_of_this_run_is_found_and_stopped_and_another_runs_is_not(
     foreign_env = {k: v for k, v in os.environ.items() if k != session_guard.RUN_MARKER}
     ours = _hook_server(folder / "a" / "hook-x", dict(os.environ))
     theirs = _hook_server(folder / "b" / "hook-x", foreign_env)
-    try:  # Popen returns once the server's program runs: its command line is its own now
+    try:
+        for server in (ours, theirs):  # Popen may return while the kernel still sets up argv
+            deadline = time.monotonic() + 30
+            while not Path(f"/proc/{server.pid}/cmdline").read_bytes() and time.monotonic() < deadline:
+                time.sleep(0.01)
         assert session_guard.hook_servers(session_guard.processes() - before) == {ours.pid: str(folder / "a" / "hook-x")}
         assert session_guard.hook_servers(under=str(folder / "a")) == {ours.pid: str(folder / "a" / "hook-x")}
         assert session_guard.hook_servers(under=str(folder / "b")) == {theirs.pid: str(folder / "b" / "hook-x")}
