@@ -23,6 +23,8 @@ from pathlib import Path
 REAL_HOME = Path(os.path.expanduser("~"))
 # Where .ci/install-claude put the pinned client (it runs before the tests, with the real HOME).
 TOOL_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or REAL_HOME / ".cache") / "pi-rules-tests"
+# Where .ci/install-wheelhouse put the wheels pip installs pi-rules from in tests (offline).
+WHEELHOUSE = TOOL_CACHE / "wheelhouse"
 NONEXISTENT = Path("/nonexistent")
 
 # What pi-rules writes under a home: caches, settings, the trust store, session state,
