@@ -9,12 +9,14 @@ fixed identity, so commits work in any environment.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from rules_hosts.cli import main
 
@@ -26,7 +28,14 @@ GIT_ENV = {
 
 
 def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
-    """``pi-rules ARGS`` in process: exit code, stdout, stderr."""
+    """``pi-rules ARGS`` in process: exit code, stdout, stderr. ``capsys`` may be ``None``
+    (a helper called from tests that do not take the fixture): the output is then
+    captured here."""
+    if capsys is None:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+        return code, out.getvalue(), err.getvalue()
     code = main(list(args))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -43,9 +52,12 @@ def run_in_project(capsys: Any, project: Any, *args: str) -> tuple[int, str, str
 
 
 def cli_process(*args: str, cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
-                stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``python -m rules_hosts ARGS`` as its own process (this interpreter, this checkout)."""
-    return subprocess.run([sys.executable, "-m", "rules_hosts", *args], cwd=cwd,
+                stdin: str | None = None, timeout: float = 60,
+                python: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    """``python [PYTHON] -m rules_hosts ARGS`` as its own process (this interpreter, this
+    checkout); ``python``: interpreter options, such as ``-P`` (no working folder on
+    ``sys.path``: a project's own ``rules_hosts`` folder must not be what runs)."""
+    return subprocess.run([sys.executable, *python, "-m", "rules_hosts", *args], cwd=cwd,
                           env=dict(os.environ if env is None else env), input=stdin,
                           capture_output=True, text=True, timeout=timeout)
 

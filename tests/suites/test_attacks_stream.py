@@ -6,7 +6,6 @@ bytes held — or, for the hang, runs the real hook within the host's own time l
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
