@@ -46,7 +46,6 @@ _CORE_MODULES = ("tree", "ignore", "_wildmatch", "globs", "listing", "containmen
                  "cache_files")
 
 
-
 def now_ns() -> int:
     """The time the racy rule compares signatures with: the wall clock. A name of its own
     so a test can move it forward past ``RACY_NS`` instead of sleeping until its tree
