@@ -110,7 +110,7 @@ def pre_commit_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def offline_pip() -> dict[str, str]:
+def _offline_pip() -> dict[str, str]:
     """pip (and so pre-commit's and the action's installs) with the wheelhouse as its only
     source: no index, and no pip configuration of the machine's (which may name one)."""
     if not any(WHEELHOUSE.glob("*.whl")):
@@ -125,7 +125,7 @@ def _fail_install(output: str, what: str) -> None:
 
 
 def _pre_commit(home: Path, cwd: Path, *args: str) -> tuple[int, str]:
-    env = {**os.environ, **GIT_ENV, **offline_pip(), "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    env = {**os.environ, **GIT_ENV, **_offline_pip(), "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
     env.pop("PI_RULES_DISABLE_PLUGINS", None)
     result = subprocess.run(
         [sys.executable, "-m", "pre_commit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900,
@@ -286,7 +286,7 @@ def test_the_install_step_then_the_check_step_as_the_runner_runs_them(source_rep
     github_path.write_text("")
     install = _run_step(_steps()[0], workspace, {"python": sys.executable}, {
         "RUNNER_TEMP": str(runner_temp), "GITHUB_ACTION_PATH": str(source_repo), "GITHUB_PATH": str(github_path),
-        **offline_pip(),
+        **_offline_pip(),
     }, tmp_path)
     if install.returncode != 0:
         _fail_install(install.stdout + install.stderr, "the install step")
