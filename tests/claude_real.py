@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import sys
 import socket
 import subprocess
@@ -19,6 +18,7 @@ from typing import Any, Iterator
 import pytest
 
 from fake_messages_api import Request, block_text
+import session_guard
 from session_guard import TOOL_CACHE
 
 # The current release (issue 24, part 7): a native binary that runs on Node 20 although its
@@ -107,14 +107,12 @@ def claude_env(tmp: Path, base_url: str, proxy: str) -> dict[str, str]:
 
 @contextlib.contextmanager
 def servers_stopped(runtime: Path) -> Iterator[None]:
+    """The hook servers of ``runtime`` are stopped at the end, found by their command line:
+    one the last hook call started may not have written its pid file yet."""
     try:
         yield
     finally:
-        for pid_file in runtime.glob("pi-rules/*.pid"):
-            try:
-                os.kill(int(pid_file.read_text()), signal.SIGTERM)
-            except (OSError, ValueError):
-                pass
+        session_guard.stop_hook_servers(session_guard.hook_servers(under=str(runtime)))
         shutil.rmtree(runtime, ignore_errors=True)
 
 

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-import glob
 import os
 import shutil
-import signal
+from typing import Iterator
 
 import pytest
 
@@ -13,13 +12,27 @@ pytest_plugins = ["rules_core.rule_tests.pytest_plugin"]
 
 # HOME, the XDG folders and the runtime folder of this run, before any test reads them
 # (tests/session_guard.py). Hook calls are answered in process (each test counts its own
-# work). A test that builds its hook's environment without PI_RULES_* still keeps this
-# run's own runtime folder, so a server it starts lives there, and is stopped at the end.
+# work). A test that builds its hook's environment without PI_RULES_* must keep
+# PI_RULES_HOOK_SERVER (suite_helpers.hook_env), or stop the server its hook starts: the
+# check after every test fails it otherwise.
 _BEFORE = session_guard.snapshot()
 _BASE = session_guard.start()
 session_guard.install_audit()
-_RUNTIME = os.environ["XDG_RUNTIME_DIR"]
 os.environ["PI_RULES_HOOK_SERVER"] = "off"
+
+
+@pytest.fixture(autouse=True)
+def _no_hook_server_outlives_its_test() -> Iterator[None]:
+    """A test that starts a hook server (directly, or through a hook process that finds
+    the server switched on) stops it: one left running holds its runtime folder for the
+    server's idle time (600 s) after the run. New processes only are looked at."""
+    before = session_guard.processes()
+    yield
+    started = session_guard.hook_servers(session_guard.processes() - before)
+    left = session_guard.settled(started, wait=5.0)  # one on its way out is not a leak
+    if left:
+        session_guard.stop_hook_servers(left)  # the next test starts clean
+        pytest.fail(f"this test left hook servers running (pid: socket): {left}", pytrace=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,12 +46,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: object, exitstatus: int) -> None:
-    for pid_file in glob.glob(os.path.join(_RUNTIME, "pi-rules", "*.pid")):
-        try:
-            with open(pid_file) as text:
-                os.kill(int(text.read()), signal.SIGTERM)  # the server then removes its socket
-        except (OSError, ValueError):
-            pass
+    # Each test stops its own servers (checked above); this catches one a failed test left.
+    session_guard.stop_hook_servers(session_guard.hook_servers())
     shutil.rmtree(_BASE, ignore_errors=True)
     if session_guard.caught:
         # A test of this run wrote where no test may (the real home, /nonexistent).

@@ -14,13 +14,17 @@ Claude Code) stay reachable through ``TOOL_CACHE``.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REAL_HOME = Path(os.path.expanduser("~"))
 # Where .ci/install-claude put the pinned client (it runs before the tests, with the real HOME).
 TOOL_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or REAL_HOME / ".cache") / "pi-rules-tests"
+# Where .ci/install-wheelhouse put the wheels pip installs pi-rules from in tests (offline).
+WHEELHOUSE = TOOL_CACHE / "wheelhouse"
 NONEXISTENT = Path("/nonexistent")
 
 # What pi-rules writes under a home: caches, settings, the trust store, session state,
@@ -28,11 +32,17 @@ NONEXISTENT = Path("/nonexistent")
 _WATCHED = (".cache/pi-rules", ".config/pi-rules", ".local/state/pi-rules", ".pi", ".claude/settings.json")
 _XDG_FROM_HOME = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_DIRS")
 _MAX_ENTRIES = 20_000  # a bounded walk: a huge folder is compared by its first entries
+# This run's folder, in every child's environment: a detached hook server a test's hook
+# process started inherits it, which is what ties the server to this run (other checkouts'
+# runs on the machine have servers too). Not PI_RULES_*: `check` warns about unknown ones.
+RUN_MARKER = "RULES_SUITE_RUN"
+_SERVER_MODULE = b"rules_hosts.hook_server.server"
 
 
 def start() -> Path:
     """Point this process (and every child it starts) into a fresh folder; returns it."""
     base = Path(tempfile.mkdtemp(prefix="pi-rules-test-run-"))
+    os.environ[RUN_MARKER] = str(base)
     home = base / "home"
     for name, folder in {"HOME": home, "XDG_RUNTIME_DIR": base / "runtime"}.items():
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -124,3 +134,64 @@ def _walk(root: Path) -> list[str]:
         except OSError:
             continue
     return found
+
+
+# -- hook servers: every test stops the servers it starts -----------------------------------
+
+
+def processes() -> set[int]:
+    """The pids alive now (a listing of /proc: cheap enough to take around every test)."""
+    try:
+        return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+    except OSError:
+        return set()  # no /proc: nothing is checked
+
+
+def hook_servers(pids: set[int] | None = None, under: str | None = None) -> dict[int, str]:
+    """Live hook servers of this run among ``pids`` (default: all): pid -> socket path.
+    A server is detached from the hook process that started it, so only its command line
+    (``-m rules_hosts.hook_server.server SOCKET``) and its environment (``RUN_MARKER``, or
+    a socket inside this run's folder) say whose it is. ``under``: the servers of sockets
+    in that folder, which is the caller's own (whatever their environment)."""
+    base = os.environ.get(RUN_MARKER, "")
+    marker = f"{RUN_MARKER}={base}".encode()
+    found: dict[int, str] = {}
+    for pid in sorted(processes() if pids is None else pids):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                argv = file.read().split(b"\0")
+            if _SERVER_MODULE not in argv[:-2]:
+                continue  # a zombie's command line is empty: it is no longer serving
+            path = os.fsdecode(argv[argv.index(_SERVER_MODULE) + 1])
+            if under is not None:
+                ours = path.startswith(under.rstrip(os.sep) + os.sep)
+            else:
+                with open(f"/proc/{pid}/environ", "rb") as file:
+                    ours = bool(base) and (marker in file.read().split(b"\0") or path.startswith(base + os.sep))
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if ours:
+            found[pid] = path
+    return found
+
+
+def stop_hook_servers(servers: dict[int, str], wait: float = 30.0) -> dict[int, str]:
+    """SIGKILL ``servers`` and wait (bounded) until none of them is running; returns those
+    still running, which is nothing unless the machine is stuck."""
+    for pid in servers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return settled(servers, wait)
+
+
+def settled(servers: dict[int, str], wait: float) -> dict[int, str]:
+    """Those of ``servers`` still running after up to ``wait`` seconds (polled: a server
+    told to stop, or idle, may still be on its way out)."""
+    deadline = time.monotonic() + wait
+    left = hook_servers(set(servers))
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = hook_servers(set(left))
+    return left

@@ -16,7 +16,7 @@ Modules and their public names:
 - ``listing``: NEVER_SCANNED, MAX_LISTING_FAILURES, MAX_FILES_PER_ROOT, list_rule_files,
   ListingCache
 - ``observe``: Observation, signature, depends_on, claim, unstable, observing
-- ``persistent``: CACHE_ENV, MAX_ENTRIES, MAX_PATHS, MAX_STORES, RACY_NS, cache_directory,
+- ``persistent``: CACHE_ENV, MAX_ENTRIES, MAX_PATHS, MAX_STORES, RACY_NS, now_ns, cache_directory,
   Persistent, Store, sources_with_kept_tree
 - ``reading``: MAX_RULE_BYTES, BROKEN_LINK, NOT_REGULAR, Repaired, read_rule_text, read_at_most,
   file_signature, describe_os_error, not_regular

@@ -45,6 +45,14 @@ RACY_NS = 1_000_000_000
 _CORE_MODULES = ("tree", "ignore", "_wildmatch", "globs", "listing", "containment", "observe", "persistent",
                  "cache_files")
 
+
+def now_ns() -> int:
+    """The time the racy rule compares signatures with: the wall clock. A name of its own
+    so a test can move it forward past ``RACY_NS`` instead of sleeping until its tree
+    has settled (tests/suite_helpers.py ``settle_racy_clock``)."""
+    return time.time_ns()
+
+
 Scan = Callable[[str, Sequence[tuple[str, ...]], "str | None"], Mapping[tuple[str, ...], "str | None"]]
 
 
@@ -155,7 +163,7 @@ class Store:
         """Keep ``value`` unless the walk was unstable, left the project or is racy."""
         if seen.unstable or not all(_inside(p, self.bound) for p in seen.paths):
             return
-        recent = time.time_ns() - RACY_NS
+        recent = now_ns() - RACY_NS
         if any(sig is not None and (sig[0] >= recent or sig[1] >= recent) for sig in seen.paths.values()):
             return
         self._load()

@@ -29,8 +29,8 @@ its state file.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
 
 from rules_core.stream.model import StreamPattern, StreamSpec
 
@@ -57,10 +57,14 @@ _TIER_NAMES = ("global", "project")
 
 @dataclass(frozen=True)
 class StreamBudget:
-    """``call_seconds``: what each tier's searches may spend in one call (None: no limit)."""
+    """``call_seconds``: what each tier's searches may spend in one call (None: no limit).
+    ``clock``: what every cost is measured with (seconds); a test gives a clock that moves
+    a fixed step per reading, so what a search costs is a count, the same on any machine.
+    One search's own limit stays the regex module's, on real time."""
 
     call_seconds: float | None = DEFAULT_BUDGET_MS / 1000
     search_seconds: float = SEARCH_SECONDS
+    clock: Callable[[], float] = field(default=time.perf_counter, compare=False, repr=False)
 
 
 def budget_from_env(env: Mapping[str, str]) -> StreamBudget:
@@ -120,6 +124,7 @@ class Meter:
 
     def __init__(self, budget: StreamBudget | None = None) -> None:
         self.budget = budget or StreamBudget()
+        self._clock = self.budget.clock
         self.off: dict[str, str] = {}  # rule id -> fingerprint of the conditions switched off
         self.solo: set[str] = set()  # rules searched on their own, never in an alternation
         self.version = 0
@@ -157,7 +162,7 @@ class Meter:
 
     def __enter__(self) -> Meter:
         if self._depth == 0:
-            self._call_start = time.perf_counter()
+            self._call_start = self._clock()
         self._depth += 1
         return self
 
@@ -198,13 +203,13 @@ class Meter:
             limit = self._limit(tier, tier_index)
             if spec.rule.id in tier.suspects or spec.rule.id in self.solo:
                 limit = min(limit, suspect)
-        start = time.perf_counter()
+        start = self._clock()
         try:
             found = pattern.regex.search(text, pos, timeout=limit)
             timed_out = False
         except TimeoutError:
             found, timed_out = None, True
-        cost = time.perf_counter() - start
+        cost = self._clock() - start
         self.searches += 1
         rule_id = spec.rule.id
         before = tier.costs.get(rule_id, (0.0, spec, pattern))[0]
@@ -240,12 +245,12 @@ class Meter:
             return False
         limit = self._limit(tier, tier_index)
         call = self.budget.call_seconds
-        start = time.perf_counter()
+        start = self._clock()
         try:
             hit: bool | None = union.search(text, pos, timeout=limit) is not None
         except TimeoutError:
             hit = None
-        cost = time.perf_counter() - start
+        cost = self._clock() - start
         allowance = len(members) * (ALLOWANCE_SECONDS + ALLOWANCE_PER_CHAR * (len(text) - pos))
         tier.spent += cost
         if call is not None and tier.spent >= call:
@@ -275,7 +280,7 @@ class Meter:
             return self.budget.search_seconds
         left = call - tier.spent
         if tier_index == PROJECT and self._depth:
-            left = min(left, call - (time.perf_counter() - self._call_start))
+            left = min(left, call - (self._clock() - self._call_start))
         return self.budget.search_seconds if left >= self.budget.search_seconds else max(left, 1e-4)
 
     def _whole_call(self, tier: _Tier) -> None:
@@ -283,7 +288,7 @@ class Meter:
         alternation and overhead since it began — has used the call budget (issue 26: the
         limit bounds the call, not each condition's searches)."""
         call = self.budget.call_seconds
-        if call is not None and self._depth and not tier.cut and time.perf_counter() - self._call_start >= call:
+        if call is not None and self._depth and not tier.cut and self._clock() - self._call_start >= call:
             tier.cut = True
 
     def _owe(

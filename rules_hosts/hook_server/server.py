@@ -62,8 +62,8 @@ class Server:
         self.engines: dict[tuple[Any, ...], tuple[Engine, tuple[str, ...]]] = {}
         self.modules: tuple[str, ...] = ()
         self.fingerprint = ""
-        # Every module loaded so far, with its file's stat when first seen (right after the
-        # call that imported it): all are checked before each call (issue 26).
+        # Every module loaded so far, with its file's stat when first seen (right after the call that
+        # imported it, before its answer is sent): all are checked before each call (issue 26).
         self.watched: dict[str, list[int | None]] = {}
 
     def serve(self, listener: socket.socket) -> None:
@@ -114,6 +114,10 @@ class Server:
                 except Exception as exc:  # noqa: BLE001 - the caller gets a line, as in process
                     answer = {"stdout": "", "stderr": f"pi-rules hook: the hook server could not run the call "
                                                       f"({type(exc).__name__}); nothing was added this time\n"}
+                # What this call imported is watched as it is now, before the answer goes
+                # out: a file changed once the caller has its answer is then a change (taken
+                # after the acknowledgement, it could become the baseline: issue 32).
+                self._remember_code()
                 # Deliveries are committed only once the answer reached the host: the
                 # client acknowledges after writing it; a client that gave up never does.
                 conn.settimeout(_ACK_TIMEOUT)
@@ -124,7 +128,7 @@ class Server:
         except (OSError, ValueError):
             pass
         finally:
-            self._remember_code()  # what this call imported is watched from now on
+            self._remember_code()  # a call that failed part-way may have imported some too
         return True
 
     def _run(self, header: dict[str, Any], data: bytes) -> dict[str, Any]:

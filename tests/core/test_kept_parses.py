@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from rules_core.discovery.persistent import CACHE_ENV
 from rules_core.globs.compiled import LazyCompiledRule
 from rules_core.model import Facts
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
+from suite_helpers import settle_racy_clock
 
 TOUCHED = ("src/app.ts",)
 RULES = {"ts": ["src/**/*.ts"], "py": ["**/*.py"], "docs": ["docs/**"], "gone": ["!**/*.md", "lib/**"]}
@@ -42,14 +42,14 @@ class _CountParses:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, str]]:
     repo, home = tmp_path / "repo", tmp_path / "home"
     files = {f".pi/rules/{name}.md": rule_text(f"{name} body", globs=globs) for name, globs in RULES.items()}
     make_rules(repo, {**files, ".pi/rules/model.md": rule_text("model body", model="*sonnet*"),
                       "src/app.ts": "x", "lib/a.py": "x"})
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    time.sleep(1.1)  # a path changed within the last second is not kept ("racy")
+    settle_racy_clock(monkeypatch)  # a path changed within the last second is not kept ("racy")
     return repo, {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": os.environ.get("PATH", "")}
 
 

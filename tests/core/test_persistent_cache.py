@@ -19,15 +19,17 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules_core import Engine, hookimpl
 from rules_core.discovery.cache_files import MAX_FILE_BYTES, encode
+from rules_core.discovery import persistent
 from rules_core.discovery.persistent import CACHE_ENV
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 import rules_core.discovery.tree as tree
+from suite_helpers import SETTLED_CLI, settle_racy_clock
 
 ROOT = Path(__file__).resolve().parents[2]
 TOUCHED = ("packages/b/src/app.ts",)
 
 
-def _build(base: Path) -> dict[str, str]:
+def _build(base: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """A git repository with exists rules at the root and in a nested package, and a
     home; returns the environment a process of that user would have."""
     repo, home = base / "repo", base / "home"
@@ -45,15 +47,15 @@ def _build(base: Path) -> dict[str, str]:
     })
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    # A path changed within the last second is not kept ("racy"): let the tree settle.
-    # Not os.utime: the racy rule also reads st_ctime, which no call can set back.
-    time.sleep(1.1)
+    # A path changed within the last second is not kept ("racy"): let the tree settle, by
+    # moving the cache's clock rather than sleeping (os.utime cannot set st_ctime back).
+    settle_racy_clock(monkeypatch)
     return {"HOME": str(home), "XDG_CACHE_HOME": str(base / "cache"), "PATH": os.environ.get("PATH", "")}
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    env = _build(tmp_path)
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, str]]:
+    env = _build(tmp_path, monkeypatch)
     return tmp_path / "repo", env
 
 
@@ -292,27 +294,35 @@ def slow(directory, name, data):  # the project file's write: half written, then
     open(sys.argv[2], "w").close()  # tell the test: killed from here on, mid-write
     time.sleep(60)
 persistent.write_atomically = slow
+now = int(sys.argv[3])
+persistent.now_ns = lambda: now  # the test's clock (settle_racy_clock)
 from rules_hosts.cli import main
 sys.exit(main(["--cwd", sys.argv[1], "report", "--json", "--no-branch", "--touched", "packages/b/src/app.ts"]))
 """
 
 
+def _cli(*args: str) -> list[str]:
+    """``pi-rules ARGS`` as its own process, on the test's clock (settle_racy_clock)."""
+    return [sys.executable, "-c", SETTLED_CLI, str(persistent.now_ns()), *args]
+
+
 @pytest.mark.parametrize("had_cache", [False, True])
-def test_kill_during_write_leaves_a_usable_cache(project: tuple[Path, dict[str, str]], had_cache: bool) -> None:
+def test_kill_during_write_leaves_a_usable_cache(project: tuple[Path, dict[str, str]], had_cache: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     repo, env = project
     env = {**env, "PYTHONPATH": str(ROOT)}
-    cli = [sys.executable, "-m", "rules_hosts", "--cwd", str(repo), "report", "--json", "--no-branch",
-           "--touched", TOUCHED[0]]
-    expected = subprocess.run(cli, env={**env, CACHE_ENV: "off"}, capture_output=True, text=True, check=True).stdout
+    args = ["--cwd", str(repo), "report", "--json", "--no-branch", "--touched", TOUCHED[0]]
+    expected = subprocess.run(_cli(*args), env={**env, CACHE_ENV: "off"}, capture_output=True, text=True,
+                              check=True).stdout
     if had_cache:
-        subprocess.run(cli, env=env, capture_output=True, check=True)
+        subprocess.run(_cli(*args), env=env, capture_output=True, check=True)
         # A change makes the next process rewrite the file, and that write is killed.
         (repo / "docs" / "new.py").write_text("x")
-        time.sleep(1.1)
+        settle_racy_clock(monkeypatch)  # a second later: the change has settled
     before = [p.read_bytes() for p in _cache_files(env)]
     marker = repo.parent / "writing"
-    writer = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, str(repo), str(marker)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    writer = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, str(repo), str(marker), str(persistent.now_ns())],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(6000):  # up to a minute for the writer to reach the write
             if marker.exists() or writer.poll() is not None:
@@ -323,10 +333,11 @@ def test_kill_during_write_leaves_a_usable_cache(project: tuple[Path, dict[str, 
         writer.send_signal(signal.SIGKILL)
         writer.wait()
     assert [p.read_bytes() for p in _cache_files(env)] == before  # the old file, or none
-    expected = subprocess.run(cli, env={**env, CACHE_ENV: "off"}, capture_output=True, text=True, check=True).stdout
-    after = subprocess.run(cli, env=env, capture_output=True, text=True, check=True).stdout
+    expected = subprocess.run(_cli(*args), env={**env, CACHE_ENV: "off"}, capture_output=True, text=True,
+                              check=True).stdout
+    after = subprocess.run(_cli(*args), env=env, capture_output=True, text=True, check=True).stdout
     assert after == expected
-    assert subprocess.run(cli, env=env, capture_output=True, text=True, check=True).stdout == expected
+    assert subprocess.run(_cli(*args), env=env, capture_output=True, text=True, check=True).stdout == expected
     assert len(_cache_files(env)) == 1
 
 
@@ -335,7 +346,7 @@ def test_kill_during_write_leaves_a_usable_cache(project: tuple[Path, dict[str, 
 def test_cli_output_identical_with_and_without_cache(project: tuple[Path, dict[str, str]], command: list[str]) -> None:
     repo, env = project
     env = {**env, "PYTHONPATH": str(ROOT)}
-    cli = [sys.executable, "-m", "rules_hosts", "--cwd", str(repo), *command]
+    cli = _cli("--cwd", str(repo), *command)
     if command[0] != "explain":
         cli += ["--no-branch", "--touched", TOUCHED[0]]
     off = subprocess.run(cli, env={**env, CACHE_ENV: "off"}, capture_output=True, text=True, check=True).stdout

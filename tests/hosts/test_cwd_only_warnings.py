@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from rules_hosts.cli import main
+from suite_helpers import run_in
 
 CLAUDE_RULE = "---\npaths: src/**\n---\n# Claude rule\n\nPrefer small functions.\n"
 
@@ -24,8 +24,8 @@ def repo(rule_project, monkeypatch):
 
 
 def _run(capsys, cwd, *args: str) -> tuple[int, str]:
-    code = main(["--cwd", str(cwd), *args])
-    return code, capsys.readouterr().out
+    code, out, _ = run_in(capsys, cwd, *args)
+    return code, out
 
 
 def test_check_from_a_subdirectory_names_the_root_only_files_and_the_command(repo, capsys):

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from example_installs import install_example
 from rules_core.rule_tests.pytest_plugin import make_rules
+from suite_helpers import cli_process
 
 ROOT = Path(__file__).parent.parent.parent
 EXAMPLE = ROOT / "examples" / "pi-rules-rulebook"
@@ -34,10 +34,7 @@ def cli(site: Path, project: Path, *args: str, **extra_env: str) -> subprocess.C
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")} | extra_env
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT)])
     env["HOME"] = str(project.parent / "home")
-    return subprocess.run(
-        [sys.executable, "-m", "rules_hosts", "--cwd", str(project), *args],
-        env=env, capture_output=True, text=True, check=False,
-    )
+    return cli_process("--cwd", str(project), *args, env=env)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules_hosts.cli import main
+from suite_helpers import run_in
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 
 from golden_files import check_golden as assert_golden
@@ -68,8 +68,7 @@ MUTE_ALL_PINNED = [a for rule in ("security", "big", "quiet", "testing", "testin
 
 def run(capsys, demo, *args: str) -> tuple[int, str]:
     project, tmp = demo
-    code = main(["--cwd", str(project), *args])
-    out = capsys.readouterr().out
+    code, out, _ = run_in(capsys, project, *args)
     return code, out.replace(str(tmp), "<tmp>")
 
 

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 import pytest
 
+import session_guard
 from rules_core.rule_tests.pytest_plugin import rule_text
 
 from claude_driver import ClaudeDriver
@@ -34,8 +35,9 @@ _SESSIONS: list[Served] = []
 
 
 @pytest.fixture(autouse=True)
-def _stop_servers() -> Iterator[None]:
-    """No server and no runtime folder outlives its test."""
+def stop_servers() -> Iterator[None]:
+    """No server and no runtime folder outlives its test (test_hook_server_attacks.py
+    imports this fixture too: a module without it once left a server running for 600 s)."""
     yield
     while _SESSIONS:
         _SESSIONS.pop().stop()
@@ -90,11 +92,11 @@ class Served(ClaudeDriver):
         return path.read_text() if path.exists() else ""
 
     def stop(self) -> None:
-        for pid in self.pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        """Every server of this runtime folder, found by its command line rather than its
+        pid file: the last hook call of a test may have started one that has not written
+        its pid file yet (it would then bind a socket in the removed folder and serve
+        nothing for 600 s)."""
+        session_guard.stop_hook_servers(session_guard.hook_servers(under=str(self.run_dir)))
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
 

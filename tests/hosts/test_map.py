@@ -18,7 +18,7 @@ import pytest
 from golden_files import check_golden
 from hypothesis import given, settings, strategies as st
 
-from rules_hosts.cli import main
+from suite_helpers import run_in
 from rules_hosts.map.data import MAX_FILES_PER_FOLDER, FolderRule, Folder, MapRule, RepoMap
 from rules_hosts.map.html import render_html
 
@@ -72,8 +72,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _run(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> tuple[int, str]:
-    code = main(["--cwd", str(project), "map", *args])
-    out = capsys.readouterr().out
+    code, out, _ = run_in(capsys, project, "map", *args)
     return code, out.replace(str(project.parent), "<tmp>")
 
 
@@ -142,8 +141,7 @@ def test_the_shared_page_embeds_project_relative_paths(capsys, repo, tmp_path):
     global_rules.mkdir(parents=True)
     (global_rules / "mine.md").write_text(_native("Mine", "My own rule.", alwaysApply="true"), encoding="utf-8")
     page = tmp_path / "map.html"
-    assert main(["--cwd", str(repo / "packages" / "app"), "map", "-o", str(page)]) == 0
-    capsys.readouterr()
+    assert run_in(capsys, repo / "packages" / "app", "map", "-o", str(page))[0] == 0
     html = page.read_text(encoding="utf-8")
     data = json.loads(re.search(r'<script id="map-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     paths = {r["id"]: r["path"] for r in data["rules"]}
@@ -171,8 +169,7 @@ def test_host_leaves_out_what_its_agent_reads_itself(capsys, repo):
 
 
 def test_unknown_host_is_refused_with_the_known_ones(capsys, repo):
-    code = main(["--cwd", str(repo), "map", "--host", "nope", "--json"])
-    err = capsys.readouterr().err
+    code, _, err = run_in(capsys, repo, "map", "--host", "nope", "--json")
     assert code == 2 and "unknown host 'nope'" in err and "pi" in err
 
 

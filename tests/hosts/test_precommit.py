@@ -3,8 +3,10 @@ pre-commit on a temporary repository, and the composite GitHub Action, whose scr
 here as the runner would run them.
 
 Both install pi-rules from a copy of this working tree (committed to a temporary git
-repository, as pre-commit and `uses:` see a revision). Building that install needs the
-package index (setuptools, pluggy, …); a machine without it skips those tests, saying so.
+repository, as pre-commit and `uses:` see a revision). That install never reaches the
+package index: pip runs with PIP_NO_INDEX=1 and takes setuptools, pluggy, … from the
+wheelhouse `.ci/install-wheelhouse` builds in the install step (issue 32: no test needs
+the network beyond 127.0.0.1). A missing wheelhouse or wheel fails the test, naming the fix.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Mapping
 import pytest
 import yaml
 
+from session_guard import WHEELHOUSE
 from suite_helpers import git
 
 from rules_core.rule_tests.pytest_plugin import rule_text
@@ -32,11 +35,8 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
     "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
 }
-# What pip says when the package index cannot be reached.
-OFFLINE = (
-    "Temporary failure in name resolution", "Failed to establish a new connection", "Network is unreachable",
-    "No matching distribution found", "Could not find a version that satisfies", "ProxyError",
-)
+# What pip says when a requirement is not in the wheelhouse.
+NOT_IN_WHEELHOUSE = ("No matching distribution found", "Could not find a version that satisfies")
 BROKEN = "---\ndescription: d\nversion: 1\nglob: ['src/**']\n---\nBody.\n"
 
 
@@ -107,18 +107,25 @@ def source_repo(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def pre_commit_home(tmp_path_factory) -> Path:
-    pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install -e '.[test]')")
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def _skip_if_offline(output: str, what: str) -> None:
-    marker = next((m for m in OFFLINE if m in output), None)
-    if marker is not None:
-        pytest.skip(f"cannot build {what} without the package index ({marker!r})")
+def _offline_pip() -> dict[str, str]:
+    """pip (and so pre-commit's and the action's installs) with the wheelhouse as its only
+    source: no index, and no pip configuration of the machine's (which may name one)."""
+    if not any(WHEELHOUSE.glob("*.whl")):
+        pytest.fail(f"no wheelhouse at {WHEELHOUSE}: run `bash .ci/install-wheelhouse` (.ci/run's install step)")
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE), "PIP_CONFIG_FILE": os.devnull}
+
+
+def _fail_install(output: str, what: str) -> None:
+    stale = next((m for m in NOT_IN_WHEELHOUSE if m in output), None)
+    fix = f" (a requirement is not in {WHEELHOUSE}: run `bash .ci/install-wheelhouse`)" if stale else ""
+    pytest.fail(f"{what} failed{fix}:\n{output}")
 
 
 def _pre_commit(home: Path, cwd: Path, *args: str) -> tuple[int, str]:
-    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    env = {**os.environ, **GIT_ENV, **_offline_pip(), "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
     env.pop("PI_RULES_DISABLE_PLUGINS", None)
     result = subprocess.run(
         [sys.executable, "-m", "pre_commit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900,
@@ -127,8 +134,7 @@ def _pre_commit(home: Path, cwd: Path, *args: str) -> tuple[int, str]:
     if result.returncode not in (0, 1) or "An unexpected error has occurred" in output:
         log = home / "pre-commit.log"
         output += log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-        _skip_if_offline(output, "the hook's environment")
-        pytest.fail(f"pre-commit failed ({result.returncode}):\n{output}")
+        _fail_install(output, f"pre-commit ({result.returncode})")
     return result.returncode, output
 
 
@@ -280,10 +286,10 @@ def test_the_install_step_then_the_check_step_as_the_runner_runs_them(source_rep
     github_path.write_text("")
     install = _run_step(_steps()[0], workspace, {"python": sys.executable}, {
         "RUNNER_TEMP": str(runner_temp), "GITHUB_ACTION_PATH": str(source_repo), "GITHUB_PATH": str(github_path),
+        **_offline_pip(),
     }, tmp_path)
     if install.returncode != 0:
-        _skip_if_offline(install.stdout + install.stderr, "the action's environment")
-        pytest.fail(f"the install step failed:\n{install.stdout}{install.stderr}")
+        _fail_install(install.stdout + install.stderr, "the install step")
     bin_dir = github_path.read_text().strip()
     assert Path(bin_dir, "pi-rules").exists()
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": _home(tmp_path)}

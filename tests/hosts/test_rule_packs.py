@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from importlib_metadata import EntryPoint
 from example_installs import install_example
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 from rules_plugins.packs import GROUP, pack_plugins
+from suite_helpers import cli_process
 
 ROOT = Path(__file__).parent.parent.parent
 EXAMPLE = ROOT / "examples" / "pi-rules-pack-python"
@@ -58,10 +58,7 @@ def cli(sites: list[Path], project: Path, *args: str, **extra_env: str) -> subpr
     env |= extra_env
     env["PYTHONPATH"] = os.pathsep.join([*map(str, sites), str(ROOT)])
     env["HOME"] = str(project.parent / "home")
-    return subprocess.run(
-        [sys.executable, "-m", "rules_hosts", "--cwd", str(project), *args],
-        env=env, capture_output=True, text=True, check=False,
-    )
+    return cli_process("--cwd", str(project), *args, env=env)
 
 
 def listed(sites: list[Path], project: Path, *args: str, **extra_env: str) -> dict[str, Any]:

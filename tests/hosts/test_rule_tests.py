@@ -16,6 +16,7 @@ from golden_files import check_golden
 from rules_core.rule_tests.cases import parse_cases
 from rules_core.rule_tests.run import run_case_files
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
+from suite_helpers import cli_process
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "examples" / "demo"
@@ -104,10 +105,7 @@ def project(rule_project):
 def cli(project, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The real `pi-rules`, run where a person would run it (the project folder)."""
     env = {"HOME": str(project.home), "PATH": os.environ.get("PATH", ""), "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [sys.executable, "-m", "rules_hosts", *args], cwd=cwd or project.cwd, env=env,
-        capture_output=True, text=True, timeout=120,
-    )
+    return cli_process(*args, cwd=cwd or project.cwd, env=env, timeout=120)
 
 
 def write_tests(project, text: str, name: str = ".pi/rules.test.yaml") -> None:
@@ -289,8 +287,7 @@ def test_the_branch_is_only_what_the_case_says_never_gits(project):
 
 def test_the_demo_rule_tests_pass_in_ci(tmp_path):
     env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
-    done = subprocess.run([sys.executable, "-m", "rules_hosts", "--cwd", str(DEMO), "test"], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = cli_process("--cwd", str(DEMO), "test", cwd=ROOT, env=env, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[-1] == f"{len(lines) - 1} passed, 0 failed" and len(lines) > 8

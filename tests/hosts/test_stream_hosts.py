@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from rules_hosts import Session
-from rules_hosts.cli import main
 from rules_core.engine.core import Engine
 from rules_hosts.protocols.serve import Server, serve_stream
 from golden_files import check_golden
+from suite_helpers import hook_env, run_in
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -112,8 +111,7 @@ def test_serve_stream_methods(project):
 
 
 def hook(project, payload: dict) -> dict | None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
-    env.update(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
+    env = hook_env(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
     payload = {"session_id": "s-1", "cwd": str(project.cwd), **payload}
     done = subprocess.run([sys.executable, "-m", "rules_hosts", "hook", "claude-code"],
                           input=json.dumps(payload).encode(), capture_output=True, env=env, timeout=60)
@@ -165,13 +163,9 @@ def test_pi_host_names_what_its_tools_write(project):
 
 
 def cli(project, *args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    old, sys.stdout = sys.stdout, out
-    try:
-        code = main(["--cwd", str(project.cwd), *args])
-    finally:
-        sys.stdout = old
-    return code, out.getvalue()
+    code, out, err = run_in(None, project.cwd, *args)
+    sys.stderr.write(err)  # passed on, where a test's capsys reads it
+    return code, out
 
 
 def test_stream_test_prints_the_rules_that_fire_and_why(project):

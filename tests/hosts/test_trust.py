@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
 import rules_hosts.session.trust as store
+from suite_helpers import cli_process
 
 MARKER = "PROJECT-RULE-BODY"
 RULES = {".pi/rules/style.md": rule_text(MARKER, alwaysApply=True)}
@@ -40,10 +41,7 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
 
 
 def cli(world: dict[str, Path], *args: str, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rules_hosts", *args], cwd=cwd or world["project"], env=environment(world["home"], **extra),
-        capture_output=True, text=True, timeout=60,
-    )
+    return cli_process(*args, cwd=cwd or world["project"], env=environment(world["home"], **extra))
 
 
 def project_rule_ids(world: dict[str, Path], *args: str, cwd: Path | None = None, **extra: str) -> list[str]:
@@ -148,9 +146,7 @@ def test_a_broken_store_trusts_nothing_and_says_how_to_fix_it(world):
 
 def serve(world: dict[str, Path], *args: str, cwd: Path | None = None) -> dict:
     request = json.dumps({"id": 1, "method": "trust_status"}) + "\n"
-    result = subprocess.run([sys.executable, "-m", "rules_hosts", *args, "serve"], input=request,
-                            cwd=cwd or world["project"], env=environment(world["home"]), capture_output=True,
-                            text=True, timeout=60)
+    result = cli_process(*args, "serve", cwd=cwd or world["project"], env=environment(world["home"]), stdin=request)
     return json.loads(result.stdout)["result"]
 
 

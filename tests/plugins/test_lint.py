@@ -10,13 +10,12 @@ import re
 
 import pytest
 
-from suite_helpers import git_init as init
+from suite_helpers import git_init as init, run_in, run_in_project
 
 from rules_core import hookimpl
 from rules_core.lint.check import lint
 from rules_core.model import RuleWarning
 from rules_core.rule_tests.pytest_plugin import rule_text
-from rules_hosts.cli import main
 
 CODE = re.compile(r"[a-z]+(?:-[a-z]+)*\Z")
 
@@ -341,8 +340,8 @@ def cli_project(rule_project, monkeypatch):
 
 
 def run(capsys, project, *args):
-    code = main(["--cwd", str(project.cwd), *args])
-    return code, capsys.readouterr().out
+    code, out, _ = run_in_project(capsys, project, *args)
+    return code, out
 
 
 def test_check_prints_warnings_after_the_ok_line_and_exits_0_unless_strict(capsys, cli_project):
@@ -381,7 +380,6 @@ def test_lint_ignore_silences_one_code_for_the_files_a_glob_names(tmp_path, caps
     import subprocess
 
     from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
-    from rules_hosts.cli import main
 
     project = tmp_path / "p"
     make_rules(project, {
@@ -390,8 +388,9 @@ def test_lint_ignore_silences_one_code_for_the_files_a_glob_names(tmp_path, caps
         ".pi/rules.toml": '[lint]\nignore = ["dead-glob:legacy/**"]\n',
     })
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    assert main(["--cwd", str(project), "check"]) == 0
-    warnings = [line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("warning")]
+    code, out, _ = run_in(capsys, project, "check")
+    assert code == 0
+    warnings = [line.split(":")[0] for line in out.splitlines() if line.startswith("warning")]
     assert warnings == ["warning dead-glob .pi/rules/a.md"]
 
 

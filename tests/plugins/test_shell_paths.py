@@ -7,7 +7,6 @@ import json
 import os
 import posixpath
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_plugins.shell_paths import MAX_PATHS, pi_rules_capture_paths, shell_paths
+from suite_helpers import cli_process
 
 # One row per form in the table (issue 27's list and the rest of docs/shell.md).
 TABLE = [
@@ -180,8 +180,7 @@ def test_generated_commands_never_leave_the_project(command: str, depth: int) ->
 
 
 def _cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rules_hosts", *argv], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "HOME": str(cwd), "XDG_CACHE_HOME": str(cwd / ".cache-test")})
+    return cli_process(*argv, cwd=cwd, env={**os.environ, "HOME": str(cwd), "XDG_CACHE_HOME": str(cwd / ".cache-test")})
 
 
 def test_shell_option_activates_and_reports(tmp_path: Path) -> None:

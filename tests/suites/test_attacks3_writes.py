@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rules_core.discovery.containment import LinkRefused, write_contained, write_target
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
+from suite_helpers import cli_process
 
 
 @pytest.fixture
@@ -30,8 +30,7 @@ def world(tmp_path: Path) -> dict[str, Path]:
 def _run(world: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_RULES_", "XDG_"))}
     env.update(HOME=str(world["home"]), PI_RULES_HOOK_SERVER="off")
-    return subprocess.run([sys.executable, "-P", "-m", "rules_hosts", *args], cwd=world["project"], env=env,
-                          capture_output=True, text=True, timeout=60)
+    return cli_process(*args, cwd=world["project"], env=env, python=["-P"])
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

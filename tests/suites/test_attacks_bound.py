@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from rules_hosts.session.runtime import Session
 SECRET = "SECRET-KEY-7f3a"
 
 
-from suite_helpers import commit, git  # noqa: E402 - the shared helpers
+from suite_helpers import cli_process, commit, git  # noqa: E402 - the shared helpers
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
@@ -36,10 +35,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
 
 def cli(cwd: Path, env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """``pi-rules --cwd CWD ARGS`` as a real process started in ``cwd`` (as an agent does)."""
-    return subprocess.run(
-        [sys.executable, "-m", "rules_hosts", "--cwd", str(cwd), *args],
-        capture_output=True, text=True, env=env, cwd=str(cwd), timeout=timeout,
-    )
+    return cli_process("--cwd", str(cwd), *args, cwd=cwd, env=env, timeout=timeout)
 
 
 def secret_outside(tmp_path: Path) -> Path:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import make_rules, rule_text
+from suite_helpers import hook_env
 from rules_hosts.session.runtime import touched_entry
 from rules_hosts.session.file import MAX_ENTRY_LINE, EntryRefused, SessionFile, read_entries
 
@@ -48,7 +48,7 @@ class Claude:
         make_rules(self.cwd, rules)
         subprocess.run(["git", "init", "-q", str(self.cwd)], check=True)
         self.sid = SID
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
+        self.env = hook_env()
         # No engine deadline: on a loaded machine a cut evaluation would look like a lost rule.
         self.env.update(HOME=str(tmp_path / "home"), XDG_STATE_HOME=str(self.state),
                         PI_RULES_LOCK_WAIT_MS=str(lock_wait_ms), PI_RULES_DEADLINE_MS="off")
@@ -147,8 +147,7 @@ def test_a_hook_that_cannot_get_the_session_lock_delivers_nothing_and_says_so(tm
 
 def _serve(project: Path, session: Path, requests: list[dict[str, Any]], tmp_path: Path) -> list[dict[str, Any]]:
     """One real ``pi-rules serve --session`` process: the requests in, the answers out."""
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")},
-           "HOME": str(tmp_path), "PI_RULES_IMPORT": "none"}
+    env = hook_env(HOME=str(tmp_path), PI_RULES_IMPORT="none")
     lines = b"".join(json.dumps(r, ensure_ascii=False).encode("utf-8") + b"\n" for r in requests)
     done = subprocess.run(
         [sys.executable, "-m", "rules_hosts", "--cwd", str(project), "serve", "--session", str(session)],

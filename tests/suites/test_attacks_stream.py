@@ -6,19 +6,22 @@ bytes held — or, for the hang, runs the real hook within the host's own time l
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import rules_core.stream.watcher as stream_module
 import rules_core.stream.buffer as stream_buffer
+import rules_hosts.session.stream as session_stream
+from rules_core.stream.budget import budget_from_env
 from rules_core.stream.watcher import StreamWatcher, globs_gate
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_hosts.claude_code.install import config
 from rules_hosts.session.runtime import Session
+from suite_helpers import hook_env
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CATASTROPHIC = "(a|aa)+$"  # backtracks exponentially on a run of a's that does not end the text
@@ -36,8 +39,7 @@ HOST_TIMEOUT = config()["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"]  # what
 
 
 def _pre_tool_use(project, content: str) -> tuple[dict | None, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_RULES_")}
-    env.update(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
+    env = hook_env(HOME=str(project.home), XDG_STATE_HOME=str(project.home / "state"), PYTHONPATH=str(ROOT))
     payload = {"session_id": "s-4", "cwd": str(project.cwd), "hook_event_name": "PreToolUse", "tool_name": "Write",
                "tool_input": {"file_path": str(project.cwd / "src" / "config.py"), "content": content}}
     # Claude Code kills a hook after HOST_TIMEOUT seconds and lets the write through: the
@@ -81,18 +83,41 @@ def test_a_global_deny_still_denies_with_300_catastrophic_project_conditions(rul
     assert off_second and not set(off_second) & set(off_first) and _reported(report) == len(off_second)
 
 
-def test_the_budget_of_one_call_is_settable_and_the_user_rules_keep_their_own(rule_project):
+class _Ticks:
+    """A clock that moves ``step`` seconds at every reading: what the searches of a call
+    cost is then a count of readings, the same on any machine (StreamBudget.clock)."""
+
+    def __init__(self, step: float) -> None:
+        self.step, self.now, self.readings = step, 0.0, 0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        self.readings += 1
+        return self.now
+
+
+def test_the_budget_of_one_call_is_settable_and_the_user_rules_keep_their_own(rule_project, monkeypatch):
+    ticks = _Ticks(0.01)  # every search costs readings of 10 ms; 0.2 s is 20 of them
+    # The session's budget as PI_RULES_STREAM_BUDGET_MS sets it, measured on that clock.
+    monkeypatch.setattr(session_stream, "budget_from_env", lambda env: replace(budget_from_env(env), clock=ticks))
     rule_project.env["PI_RULES_STREAM_BUDGET_MS"] = "200"
     rule_project.write({f".pi/rules/slow{i:02}.md": rule_text(condition=CATASTROPHIC) for i in range(50)})
     rule_project.write_global({"aws-keys.md": rule_text(condition="AKIA[0-9A-Z]{16}")})
     session = Session(rule_project.engine(), str(rule_project.cwd), trusted=True)
+    off = 0
     for _ in range(2):  # the first call may spend its budget on the alternation of all 50
         session.stream.reset()  # repeat: once — each check as a new conversation's
+        before = ticks.readings
         result = session.stream.check("tool", "a" * 80 + "b AKIAABCDEFGHIJKLMNOP\n", tool="write", path="src/x.py")
         assert [f.rule.id for f in result.fired] == ["aws-keys"]
         assert "the project stream rules ran over the budget of one call (0.2 s, PI_RULES_STREAM_BUDGET_MS)" \
             in session.last_fault
-    assert 1 <= len(session.stream.switched_off()) < 50
+        # The call stopped searching at 0.2 s: 20 readings, plus the call's start, the user
+        # rule's search and the one search that crossed the line (1 s would be 100).
+        assert ticks.readings - before <= 20 + 5
+        assert len(session.stream.switched_off()) > off  # each call named new culprits
+        off = len(session.stream.switched_off())
+    assert off < 50
 
 
 def test_a_budget_setting_that_is_not_a_number_keeps_the_default():

@@ -4,8 +4,12 @@ runtime folder are its own, and a write under a watched place is seen."""
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import session_guard
@@ -74,3 +78,38 @@ def test_the_audit_hook_catches_a_write_under_the_real_home(monkeypatch, tmp_pat
     (tmp_path / ".cache" / "pi-rules" / "x.json").read_text()  # a read is no write
     assert session_guard.caught == [f"os.mkdir {tmp_path / '.cache' / 'pi-rules'}",
                                     f"open {tmp_path / '.cache' / 'pi-rules' / 'x.json'}"]
+
+
+def _hook_server(socket: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A real hook server on ``socket``, started as the hook client starts one."""
+    socket.parent.mkdir(mode=0o700)
+    return subprocess.Popen([sys.executable, "-P", "-m", "rules_hosts.hook_server.server", str(socket)],
+                            env=env, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def test_a_hook_server_of_this_run_is_found_and_stopped_and_another_runs_is_not():
+    # The check after every test (tests/conftest.py) rests on these two helpers: a server
+    # a test started is seen (by the run's marker in its environment) and stopped; one of
+    # another checkout's run on the machine is neither.
+    before = session_guard.processes()
+    folder = Path(tempfile.mkdtemp(prefix="pr-", dir="/tmp"))  # short: a socket path fits 108 bytes
+    foreign_env = {k: v for k, v in os.environ.items() if k != session_guard.RUN_MARKER}
+    ours = _hook_server(folder / "a" / "hook-x", dict(os.environ))
+    theirs = _hook_server(folder / "b" / "hook-x", foreign_env)
+    try:
+        for server in (ours, theirs):  # Popen may return while the kernel still sets up argv
+            deadline = time.monotonic() + 30
+            while not Path(f"/proc/{server.pid}/cmdline").read_bytes() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        assert session_guard.hook_servers(session_guard.processes() - before) == {ours.pid: str(folder / "a" / "hook-x")}
+        assert session_guard.hook_servers(under=str(folder / "a")) == {ours.pid: str(folder / "a" / "hook-x")}
+        assert session_guard.hook_servers(under=str(folder / "b")) == {theirs.pid: str(folder / "b" / "hook-x")}
+        assert session_guard.stop_hook_servers({ours.pid: "a"}) == {}
+        assert ours.wait(timeout=30) == -signal.SIGKILL
+        assert theirs.poll() is None  # the other run's server was left alone
+    finally:
+        for server in (ours, theirs):
+            server.kill()
+            server.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
