@@ -1,0 +1,52 @@
+"""The engine (rules_core.engine), pinned where mutation testing found it unpinned (issue 32).
+
+Each test is a project on disk and what ``Engine.evaluate``/``explain``/``read_rule``
+answer for it. docs/testing.md lists the mutants these kill and the ones left, explained.
+"""
+
+from __future__ import annotations
+
+from rules_core.rule_tests.pytest_plugin import rule_text
+
+
+def test_explain_gives_every_rule_its_verdict_reasons_and_caveats(rule_project):
+    rule_project.write({
+        ".pi/rules/muted.md": rule_text(alwaysApply=True),
+        ".pi/rules/reviewer.md": rule_text(alwaysApply=True, agents=["reviewer"]),
+        ".pi/rules/always.md": rule_text(alwaysApply=True),
+        ".pi/rules/tools-only.md": rule_text(tools=["edit"], model="claude-*", branch="main"),
+        ".pi/rules/src.md": rule_text(globs=["src/**"], match="touched", tools=["edit", "write"]),
+        ".pi/rules/docs.md": rule_text(globs=["docs/**"], match="touched"),
+        ".pi/rules/stream.md": rule_text(condition="TODO", alwaysApply=True),
+    })
+    explanation = rule_project.engine().explain(rule_project.facts(mutes=["muted"]), "./src//a.py")
+    assert explanation.path == "src/a.py" and explanation.errors == ()
+    assert [(e.rule.id, e.verdict, e.reasons, e.caveats) for e in explanation.entries] == [
+        ("always", "path-independent", ("alwaysApply",), ()),
+        ("docs", "no-match", ("no touched path matches globs docs/**",), ()),
+        ("muted", "muted", ("muted for this session",), ()),
+        ("reviewer", "no-match", ("agent mismatch: session agent main is not one of the rule's agents reviewer",), ()),
+        ("src", "matches", ("touched src/a.py",), ("only when the session's tools include one of: edit, write",)),
+        ("stream", "no-match",
+         ("stream rule: fires when text, tool output matches /TODO/; interruptMode always, repeat once "
+          "(alwaysApply is ignored: a stream rule never enters the section)",), ()),
+        ("tools-only", "path-independent", ("no globs: its other conditions decide, not the path",), (
+            "only when the session's tools include one of: edit",
+            "only when the session model matches claude-*",
+            "only when the git branch matches main",
+        )),
+    ]
+
+
+def test_explain_of_an_empty_path_shows_it_as_given(rule_project):
+    rule_project.write({".pi/rules/r.md": rule_text(globs=["src/**"], match="touched")})
+    explanation = rule_project.engine().explain(rule_project.facts(), "")
+    assert explanation.path == ""
+    assert [(e.verdict, e.reasons) for e in explanation.entries] == [
+        ("no-match", ("no touched path matches globs src/**",))]
+
+
+def test_explain_with_the_path_matcher_blocked_says_nothing_judges_globs(rule_project):
+    rule_project.write({".pi/rules/r.md": rule_text(globs=["src/**"], match="touched")})
+    explanation = rule_project.engine(blocked=["globs"]).explain(rule_project.facts(), "src/a.py")
+    assert [(e.verdict, e.reasons) for e in explanation.entries] == [("no-match", ("no matcher judges globs",))]
