@@ -50,3 +50,30 @@ def test_explain_with_the_path_matcher_blocked_says_nothing_judges_globs(rule_pr
     rule_project.write({".pi/rules/r.md": rule_text(globs=["src/**"], match="touched")})
     explanation = rule_project.engine(blocked=["globs"]).explain(rule_project.facts(), "src/a.py")
     assert [(e.verdict, e.reasons) for e in explanation.entries] == [("no-match", ("no matcher judges globs",))]
+
+
+def test_read_rule_answers_by_path_or_url_and_refuses_what_the_agent_cannot_see(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": rule_text("A body.", globs=["src/**"], load="on-demand"),
+        ".pi/rules/hidden.md": rule_text("Hidden.", alwaysApply=True, agents=["reviewer"]),
+    })
+    engine, facts = rule_project.engine(), rule_project.facts()
+    for name in ("a.md", "rule://a"):
+        reading = engine.read_rule(facts, name)
+        assert (reading.body, reading.refusal, reading.shared) == ("A body.", None, ())
+    assert engine.read_rule(facts, "rule://hidden").refusal == "Unknown rule: rule://hidden\nAvailable: a"
+    assert engine.read_rule(facts, 5).refusal == "Unknown rule: "
+    assert engine.read_rule(rule_project.facts(agent="reviewer"), "hidden.md").body == "Hidden."
+
+
+def test_a_rule_the_hosts_agent_reads_itself_is_left_out_with_the_hosts_reason(rule_project):
+    rule_project.write({"CLAUDE.md": "Claude memory.\n"})
+    engine = rule_project.engine()
+    for host, reason in (
+        ("claude-code", "Claude Code reads this file itself; pi-rules leaves it out so it is not sent twice"),
+        ("pi", "Pi reads this file itself (one AGENTS.md or CLAUDE.md per folder from cwd up); not sent twice"),
+    ):
+        evaluation = engine.evaluate(rule_project.facts(host=host))
+        assert [(o.status, o.reasons) for o in evaluation.outcomes] == [("inactive", (reason,))]
+        assert evaluation.section == ""
+    assert [o.status for o in engine.evaluate(rule_project.facts()).outcomes] == ["active"]
