@@ -174,3 +174,43 @@ def test_sub_takes_every_named_sub_agent(rule_project):
     assert outcome(rule_project, agent="helper").status == "active"
     assert outcome(rule_project, agent="main").reasons == (
         "agent mismatch: session agent main is not one of the rule's agents sub",)
+
+
+# -- folder scope ----------------------------------------------------------------------
+
+def folder_rule(project, below=""):
+    project.write({f"{below}pkg/.pi/rules/n.md": rule_text("Package notes.", load="on-demand", tools=["read"])})
+
+
+def test_a_folder_rule_is_listed_only_for_paths_in_its_folder_with_reasons_in_order(rule_project):
+    folder_rule(rule_project)
+    o = outcome(rule_project, "n", touched=["pkg/src/a.py"], tools=["read"])
+    assert (o.status, o.reasons) == ("on-demand", ("touched pkg/src/a.py in pkg/", "tool read"))
+    o = outcome(rule_project, "n", touched=["lib/a.py", "pkgx/a.py"], tools=["bash"])
+    assert (o.status, o.failed) == ("inactive", ("folder", "tools"))
+    assert o.reasons == ("no touched path lies under pkg/ (this rule belongs to that folder)",
+                         "tools mismatch: session tools bash include none of the rule's tools read")
+    assert outcome(rule_project, "n", touched=["pkg"], tools=["read"]).status == "on-demand"
+
+
+def test_a_folder_rule_is_scoped_the_same_from_a_relative_working_directory(rule_project, monkeypatch):
+    folder_rule(rule_project)
+    monkeypatch.chdir(rule_project.cwd.parent)
+    o = outcome(rule_project, "n", cwd=rule_project.cwd.name, touched=["lib/a.py"], tools=["read"])
+    assert o.reasons == ("no touched path lies under pkg/ (this rule belongs to that folder)",)
+
+
+def test_a_working_directory_whose_name_ends_in_x_scopes_its_folders_too(rule_project):
+    folder_rule(rule_project, below="LaTeX/")
+    cwd = str(rule_project.cwd / "LaTeX")
+    o = outcome(rule_project, "n", cwd=cwd, touched=["lib/a.py"], tools=["read"])
+    assert o.reasons == ("no touched path lies under pkg/ (this rule belongs to that folder)",)
+    assert outcome(rule_project, "n", cwd=cwd, touched=["pkg/a.py"], tools=["read"]).status == "on-demand"
+
+
+def test_the_working_directorys_own_and_global_on_demand_rules_are_not_folder_scoped(rule_project):
+    rule_project.write({".pi/rules/here.md": rule_text("Here.", load="on-demand", tools=["read"])})
+    rule_project.write_global({"mine.md": rule_text("Mine.", load="on-demand", tools=["read"])})
+    evaluation = rule_project.engine().evaluate(rule_project.facts(touched=["lib/a.py"], tools=["read"]))
+    assert {o.rule.id: (o.status, o.reasons) for o in evaluation.outcomes} == {
+        "here": ("on-demand", ("tool read",)), "mine": ("on-demand", ("tool read",))}
