@@ -178,8 +178,8 @@ def test_sub_takes_every_named_sub_agent(rule_project):
 
 # -- folder scope ----------------------------------------------------------------------
 
-def folder_rule(project, below=""):
-    project.write({f"{below}pkg/.pi/rules/n.md": rule_text("Package notes.", load="on-demand", tools=["read"])})
+def folder_rule(project, below="", folder="pkg"):
+    project.write({f"{below}{folder}/.pi/rules/n.md": rule_text("Package notes.", load="on-demand", tools=["read"])})
 
 
 def test_a_folder_rule_is_listed_only_for_paths_in_its_folder_with_reasons_in_order(rule_project):
@@ -200,12 +200,13 @@ def test_a_folder_rule_is_scoped_the_same_from_a_relative_working_directory(rule
     assert o.reasons == ("no touched path lies under pkg/ (this rule belongs to that folder)",)
 
 
-def test_a_working_directory_whose_name_ends_in_x_scopes_its_folders_too(rule_project):
-    folder_rule(rule_project, below="LaTeX/")
+def test_folders_whose_names_end_in_x_are_scoped_too(rule_project):
+    folder_rule(rule_project, below="LaTeX/", folder="TeX")
     cwd = str(rule_project.cwd / "LaTeX")
     o = outcome(rule_project, "n", cwd=cwd, touched=["lib/a.py"], tools=["read"])
-    assert o.reasons == ("no touched path lies under pkg/ (this rule belongs to that folder)",)
-    assert outcome(rule_project, "n", cwd=cwd, touched=["pkg/a.py"], tools=["read"]).status == "on-demand"
+    assert o.reasons == ("no touched path lies under TeX/ (this rule belongs to that folder)",)
+    assert outcome(rule_project, "n", cwd=cwd, touched=["TeX/a.tex"], tools=["read"]).reasons == (
+        "touched TeX/a.tex in TeX/", "tool read")
 
 
 def test_the_working_directorys_own_and_global_on_demand_rules_are_not_folder_scoped(rule_project):
