@@ -77,3 +77,52 @@ def test_a_rule_the_hosts_agent_reads_itself_is_left_out_with_the_hosts_reason(r
         assert [(o.status, o.reasons) for o in evaluation.outcomes] == [("inactive", (reason,))]
         assert evaluation.section == ""
     assert [o.status for o in engine.evaluate(rule_project.facts()).outcomes] == ["active"]
+
+
+def budget_project(project):
+    project.write({
+        ".pi/rules/big.md": rule_text("word " * 400, alwaysApply=True, priority=1),
+        ".pi/rules/small.md": rule_text("Small rule.", alwaysApply=True, priority=5),
+        ".pi/rules/lazy.md": rule_text("Lazy body.", alwaysApply=True, load="on-demand"),
+        ".pi/rules/muted.md": rule_text("Muted body.", alwaysApply=True),
+        ".pi/rules/reviewer.md": rule_text("Reviewer body.", alwaysApply=True, agents=["reviewer"]),
+    })
+
+
+def test_each_outcome_has_its_status_cause_and_token_count_under_a_budget(rule_project):
+    budget_project(rule_project)
+    evaluation = rule_project.engine().evaluate(rule_project.facts(max_tokens=100, mutes=["muted"]))
+    assert [(o.rule.id, o.status, o.cause, o.tokens) for o in evaluation.outcomes] == [
+        ("big", "dropped", "budget", 500),
+        ("lazy", "on-demand", None, 3),
+        ("muted", "muted", None, 3),
+        ("reviewer", "inactive", None, 4),
+        ("small", "active", None, 3),
+    ]
+    assert [o.rule.id for o in evaluation.active] == ["small"]
+    assert [o.rule.id for o in evaluation.on_demand] == ["lazy"]
+    assert evaluation.budget_used == 3
+    assert "## small" in evaluation.section and "- lazy.md" in evaluation.section
+    assert "big.md" not in evaluation.section  # overflow = drop (the default)
+
+
+def test_with_overflow_index_a_dropped_rule_is_listed_on_demand(rule_project):
+    budget_project(rule_project)
+    evaluation = rule_project.engine().evaluate(rule_project.facts(max_tokens=100, overflow="index"))
+    assert {o.rule.id: o.status for o in evaluation.outcomes}["big"] == "dropped"
+    assert evaluation.section.endswith(
+        "- lazy.md — A test rule (fetch with the read_rule tool)\n"
+        "- big.md — A test rule (fetch with the read_rule tool)\n")
+    assert evaluation.section_tokens > 0
+
+
+def test_an_untrusted_project_loads_only_the_users_rules_and_scans_nothing(rule_project):
+    rule_project.write({".pi/rules/project.md": rule_text(alwaysApply=True), "src/a.ts": "x"})
+    rule_project.write_global({"mine.md": rule_text("Mine.", globs=["src/*.ts"], match="exists")})
+    engine = rule_project.engine()
+    trusted = engine.evaluate(rule_project.facts())
+    assert {o.rule.id: (o.status, o.reasons) for o in trusted.outcomes} == {
+        "project": ("active", ()), "mine": ("active", ("exists src/a.ts",))}
+    untrusted = engine.evaluate(rule_project.facts(trusted=False))
+    assert [(o.rule.id, o.status, o.reasons) for o in untrusted.outcomes] == [
+        ("mine", "inactive", ("no existing path matches globs src/*.ts",))]
