@@ -215,3 +215,11 @@ def test_the_working_directorys_own_and_global_on_demand_rules_are_not_folder_sc
     evaluation = rule_project.engine().evaluate(rule_project.facts(touched=["lib/a.py"], tools=["read"]))
     assert {o.rule.id: (o.status, o.reasons) for o in evaluation.outcomes} == {
         "here": ("on-demand", ("tool read",)), "mine": ("on-demand", ("tool read",))}
+
+
+def test_folder_names_ending_in_a_space_are_scoped_by_their_exact_names(rule_project):
+    folder_rule(rule_project, below="my project /", folder="pkg ")
+    cwd = str(rule_project.cwd / "my project ")
+    o = outcome(rule_project, "n", cwd=cwd, touched=["pkg/a.py"], tools=["read"])
+    assert o.reasons == ("no touched path lies under pkg / (this rule belongs to that folder)",)
+    assert outcome(rule_project, "n", cwd=cwd, touched=["pkg /a.py"], tools=["read"]).status == "on-demand"
