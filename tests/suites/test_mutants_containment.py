@@ -140,7 +140,7 @@ def test_write_target_resolves_inside_links_and_keeps_missing_folders_as_spelt(t
 def test_write_target_refuses_a_link_out_and_says_why(tree):
     bound, outside = tree["bound"], tree["out"]
     with pytest.raises(LinkRefused) as refused:
-        write_target(str(bound / "away" / "f.md"), str(bound), "the project")
+        write_target(str(bound / "away" / "f.md"), str(bound))  # the default label
     assert refused.value.errno == errno.EPERM
     assert refused.value.strerror == (
         f"symbolic link {bound / 'away'} -> {outside} leads outside the project {bound}; not written — pi-rules "
@@ -165,14 +165,15 @@ def test_write_target_refuses_a_folder_that_is_a_file(tree):
     with pytest.raises(NotADirectoryError) as refused:
         write_target(str(bound / "real" / "f.md" / "x.md"), str(bound))
     assert refused.value.errno == errno.ENOTDIR and refused.value.filename == str(bound / "real" / "f.md")
+    assert refused.value.strerror == os.strerror(errno.ENOTDIR)
 
 
 def test_write_contained_writes_through_inside_links_with_the_mode_asked(tree):
     bound = tree["bound"]
-    written = write_contained(str(bound / "inner" / "new" / "g.md"), b"body", str(bound), mode=0o600)
+    written = write_contained(str(bound / "inner" / "new" / "g.md"), b"body", str(bound), mode=0o640)
     assert written == str(bound / "real" / "new" / "g.md")
     assert Path(written).read_bytes() == b"body"
-    assert stat.S_IMODE(os.stat(written).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(written).st_mode) == 0o640
     assert sorted(p.name for p in (bound / "real" / "new").iterdir()) == ["g.md"]  # no temporary left
     write_contained(str(bound / "inner" / "new" / "g.md"), b"second", str(bound), sync=True)
     assert Path(written).read_bytes() == b"second"
@@ -183,6 +184,9 @@ def test_write_contained_refuses_before_writing_anything(tree):
     with pytest.raises(LinkRefused) as refused:
         write_contained(str(bound / "up" / "x.md"), b"x", str(bound), "the map's project")
     assert "leads outside the map's project" in refused.value.strerror
+    with pytest.raises(LinkRefused) as refused:
+        write_contained(str(bound / "away" / "x.md"), b"x", str(bound))
+    assert f"leads outside the project {bound}; not written" in refused.value.strerror
     assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
 
 
@@ -207,3 +211,56 @@ def test_enclosing_project_never_climbs_to_home_or_above(tmp_path):
     (tmp_path / ".git").mkdir()  # not below home: found
     assert enclosing_project(str(tmp_path / "elsewhere" / "x"), str(home)) == str(tmp_path)
     assert enclosing_project(str(tmp_path / "elsewhere" / "x") + "/../x", str(home)) == str(tmp_path)
+
+
+def test_a_dangling_link_through_a_missing_folder_that_lands_outside_is_refused(tree):
+    bound, outside = tree["bound"], tree["out"]
+    os.symlink("nope/../../out/new.md", bound / "sneaky")  # names nothing yet: resolves to no file
+    assert Containment(str(bound)).resolve(str(bound / "sneaky")) is None
+    with pytest.raises(LinkRefused) as refused:
+        write_target(str(bound / "sneaky"), str(bound))
+    assert refused.value.errno == errno.EPERM
+    assert refused.value.strerror == (
+        f"symbolic link {bound / 'sneaky'} -> nope/../../out/new.md ({outside / 'new.md'}) leads outside the "
+        f"project {bound}; not written — pi-rules never writes through a link out of the project (a repository "
+        "could point it at your own files): remove the link, or write elsewhere")
+
+
+def test_link_targets_are_followed_part_by_part_as_the_kernel_would(tree):
+    bound = tree["bound"]
+    links = {"doubled": "real//f.md", "dotted": "./real/f.md", "middle": "real/sub/../f.md",
+             "round-trip": f"../{bound.name}/real/f.md"}
+    for name, target in links.items():
+        os.symlink(target, bound / name)
+    contain = Containment(str(bound))
+    for name in links:
+        found = contain.resolve(str(bound / name))
+        assert isinstance(found, tuple) and found[0] == str(bound / "real" / "f.md"), name
+    os.symlink(".", bound / "self")
+    found = contain.resolve(str(bound / "self"))
+    assert isinstance(found, tuple) and found[0] == str(bound) and stat.S_ISDIR(found[1].st_mode)
+
+
+def test_a_dot_dot_past_the_bound_in_the_path_itself_is_an_escape(tree):
+    bound = tree["bound"]
+    found = Containment(str(bound)).resolve(f"{bound}/real/../../out/secret.md")
+    assert isinstance(found, Unresolved) and found.escape
+    assert found.message == f"outside the git root {bound}; not read — project rules must live inside it"
+
+
+def test_names_the_kernel_refuses_are_reported_not_raised(tree):
+    bound = tree["bound"]
+    contain = Containment(str(bound))
+    too_long = contain.resolve(str(bound / ("x" * 300)))
+    assert isinstance(too_long, Unresolved) and not too_long.escape
+    assert too_long.message == "File name too long; move it to a shorter path"
+    nul = contain.resolve(f"{bound}/a\0b")
+    assert isinstance(nul, Unresolved) and nul.message == "embedded null byte"
+
+
+def test_enclosing_project_stops_at_the_home_folder_of_the_environment(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / ".git").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert enclosing_project(str(home / "notes")) == str(home / "notes")
