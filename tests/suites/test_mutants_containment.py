@@ -80,7 +80,9 @@ def test_a_path_outside_the_bound_is_refused_with_the_bounds_name(tree):
         found = contain.resolve(path)
         assert isinstance(found, Unresolved) and found.escape
         assert found.message == f"outside the project directory {bound}; not read — project rules must live inside it"
-    assert isinstance(contain.directory(str(tree["out"])), Unresolved)
+    found = contain.directory(str(tree["out"]))
+    assert isinstance(found, Unresolved) and found.escape
+    assert found.message == f"outside the project directory {bound}; not read — project rules must live inside it"
 
 
 def test_links_leading_out_are_named_with_where_they_land(tree):
