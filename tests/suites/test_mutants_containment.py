@@ -238,6 +238,9 @@ def test_link_targets_are_followed_part_by_part_as_the_kernel_would(tree):
     for name in links:
         found = contain.resolve(str(bound / name))
         assert isinstance(found, tuple) and found[0] == str(bound / "real" / "f.md"), name
+    os.symlink("real/", bound / "slashed")
+    found = contain.resolve(str(bound / "slashed"))
+    assert isinstance(found, tuple) and found[0] == str(bound / "real") and stat.S_ISDIR(found[1].st_mode)
     os.symlink(".", bound / "self")
     found = contain.resolve(str(bound / "self"))
     assert isinstance(found, tuple) and found[0] == str(bound) and stat.S_ISDIR(found[1].st_mode)
