@@ -1,0 +1,66 @@
+"""Importer mappings pinned where mutation testing found them unpinned (issue 32).
+
+What a user sees: ``pi-rules plugins --json`` (each importer, whether it is on by default,
+its summary), the rules discovery makes of a tool's files, and the errors it reports.
+docs/testing.md lists the mutants these kill and the ones left, explained.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
+from suite_helpers import run_in_project
+
+SUMMARIES = {
+    "cursor": ("Cursor rules: .cursor/rules/**/*.{mdc,md} at cwd and in folders below it, .cursorrules, "
+               "~/.cursor/rules (global)"),
+    "copilot": ("GitHub Copilot: .github/copilot-instructions.md, .github/instructions/**/*.instructions.md "
+                "(applyTo)"),
+}
+
+
+def test_plugins_lists_each_importer_with_its_default_and_summary(rule_project, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(rule_project.home))
+    code, out, _ = run_in_project(capsys, rule_project, "plugins", "--json")
+    assert code == 0
+    importers = {i["name"]: i for i in json.loads(out)["importers"]}
+    for name, summary in SUMMARIES.items():
+        assert (importers[name]["summary"], importers[name]["default"]) == (summary, True), name
+
+
+def discover(project, cwd=None):
+    return project.engine().discover(str(cwd or project.cwd))
+
+
+# -- cursor -------------------------------------------------------------------------------
+
+def test_cursor_files_above_the_working_directory_get_a_cwd_only_warning(rule_project):
+    rule_project.write({".cursor/rules/style.mdc": "---\nalwaysApply: true\n---\nStyle.\n",
+                        ".cursorrules": "Legacy.\n", "sub/x.txt": "x"})
+    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
+    warnings = [(w.code, w.path) for w in discover(rule_project, rule_project.cwd / "sub").warnings
+                if w.plugin == "cursor"]
+    assert warnings == [("cwd-only", str(rule_project.cwd / ".cursor/rules")),
+                        ("cwd-only", str(rule_project.cwd / ".cursorrules"))]
+
+
+def test_a_cursor_rule_folder_deep_in_groups_is_named_by_its_own_folder(rule_project):
+    rule_project.write({".cursor/rules/team/backend/testing/RULE.md": "---\nalwaysApply: true\n---\nTest well.\n",
+                        ".cursor/rules/team/backend/testing/example.md": "An example, not a rule.\n"})
+    assert [r.id for r in discover(rule_project).rules] == ["testing"]
+
+
+def test_an_always_cursor_rule_keeps_no_globs(rule_project):
+    rule_project.write({".cursor/rules/a.mdc": "---\nalwaysApply: true\nglobs: src/**\n---\nAlways.\n"})
+    rule = discover(rule_project).rules[0]
+    assert (rule.always_apply, rule.globs, rule.load) == (True, (), "pinned")
+
+
+def test_a_bad_peer_key_in_a_cursor_rule_is_reported_with_its_fix(rule_project):
+    rule_project.write({".cursor/rules/a.mdc": "---\nalwaysApply: true\nagents: 5\n---\nAlways.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert [(e.kind, e.message) for e in found.errors] == [
+        ("invalid-value", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
