@@ -64,3 +64,12 @@ def test_a_bad_peer_key_in_a_cursor_rule_is_reported_with_its_fix(rule_project):
     assert found.rules == ()
     assert [(e.kind, e.message) for e in found.errors] == [
         ("invalid-value", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
+
+
+def test_a_nested_cursor_always_rule_applies_only_below_its_folder(rule_project):
+    rule_project.write({"pkg/.cursor/rules/style.mdc": "---\nalwaysApply: true\n---\nPackage style.\n"})
+    engine = rule_project.engine()
+    inside = engine.evaluate(rule_project.facts(touched=["pkg/src/a.ts"])).outcomes
+    assert [(o.rule.id, o.status, o.reasons) for o in inside] == [("style", "active", ("touched pkg/src/a.ts",))]
+    outside = engine.evaluate(rule_project.facts(touched=["lib/a.ts"])).outcomes
+    assert [o.status for o in outside] == ["inactive"]
