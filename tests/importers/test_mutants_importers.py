@@ -73,3 +73,55 @@ def test_a_nested_cursor_always_rule_applies_only_below_its_folder(rule_project)
     assert [(o.rule.id, o.status, o.reasons) for o in inside] == [("style", "active", ("touched pkg/src/a.ts",))]
     outside = engine.evaluate(rule_project.facts(touched=["lib/a.ts"])).outcomes
     assert [o.status for o in outside] == ["inactive"]
+
+
+# -- copilot ------------------------------------------------------------------------------
+
+def test_copilot_custom_dirs_load_as_global_rules_once_each_and_a_relative_one_is_an_error(rule_project):
+    from rules_core.rule_tests.pytest_plugin import make_rules
+
+    team, mine = rule_project.cwd.parent / "team", rule_project.home / "mine"
+    make_rules(team, {".github/instructions/t.instructions.md": '---\napplyTo: "**"\n---\nTeam.\n'})
+    make_rules(mine, {".github/instructions/m.instructions.md": '---\napplyTo: "src/**"\n---\nMine.\n'})
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = f" {team}, ,relative/dir,~/mine,{team}/ ,~"
+    found = discover(rule_project)
+    assert [(r.id, r.source, r.file.base, r.globs, r.always_apply) for r in found.rules] == [
+        ("t", "global", str(rule_project.cwd), ("**",), True),
+        ("m", "global", str(rule_project.cwd), ("src/**",), False),
+    ]
+    assert [(e.kind, e.path, e.message) for e in found.errors] == [(
+        "invalid-value", "COPILOT_CUSTOM_INSTRUCTIONS_DIRS",
+        "COPILOT_CUSTOM_INSTRUCTIONS_DIRS entry 'relative/dir' is not an absolute directory; write a full path "
+        "such as /home/me/team-rules or ~/team-rules (it is skipped until then)")]
+
+
+def test_copilot_instructions_are_named_by_their_file_wherever_they_lie(rule_project):
+    rule_project.write({".github/instructions/a/b/ts.instructions.md": '---\napplyTo: "src/**/*.ts"\n---\nTS.\n'})
+    assert [(r.id, r.globs) for r in discover(rule_project).rules] == [("ts", ("src/**/*.ts",))]
+
+
+def test_a_copilot_repository_file_that_is_a_folder_is_reported(rule_project):
+    rule_project.write({".github/copilot-instructions.md/x": "not a file"})
+    found = discover(rule_project)
+    assert [(e.kind, e.message) for e in found.errors] == [(
+        "read-failure", "is a directory, but Copilot reads .github/copilot-instructions.md as one file")]
+
+
+def test_copilot_apply_to_values_that_name_no_glob_say_how_to_write_them(rule_project):
+    rule_project.write({
+        ".github/instructions/empty.instructions.md": '---\napplyTo: ""\n---\nE.\n',
+        ".github/instructions/list.instructions.md": "---\napplyTo: [src/**, ' docs/** ', 3]\n---\nL.\n",
+        ".github/instructions/nolist.instructions.md": "---\napplyTo: []\n---\nL.\n",
+        ".github/instructions/bad.instructions.md": "---\napplyTo: \"**\"\nagents: 5\n---\nL.\n",
+    })
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in found.errors) == [
+        ("bad.instructions.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"),
+        ("empty.instructions.md", 'applyTo \'\' names no glob; write applyTo: "**" for every file, globs such as '
+                                  '"src/**/*.ts, docs/**", or remove the key'),
+        ("list.instructions.md", 'applyTo must be one string of comma-separated globs, not a list; '
+                                 'write applyTo: "src/**, docs/**"'),
+        ("nolist.instructions.md", 'applyTo must be one string of comma-separated globs, not a list; '
+                                   'write applyTo: "src/**/*.ts, docs/**"'),
+    ]
