@@ -126,3 +126,33 @@ def test_an_untrusted_project_loads_only_the_users_rules_and_scans_nothing(rule_
     untrusted = engine.evaluate(rule_project.facts(trusted=False))
     assert [(o.rule.id, o.status, o.reasons) for o in untrusted.outcomes] == [
         ("mine", "inactive", ("no existing path matches globs src/*.ts",))]
+
+
+def test_a_hosts_settings_table_applies_to_that_host_in_evaluate_explain_and_read_rule(rule_project):
+    rule_project.write({".pi/rules/style.md": rule_text("Style.", alwaysApply=True),
+                        ".pi/rules.toml": '[hosts.claude-code]\ndisable = ["style"]\n'})
+    engine = rule_project.engine()
+    why = 'disabled in .pi/rules.toml [hosts.claude-code] ("style")'
+    claude = rule_project.facts(host="claude-code")
+    assert [(o.status, o.reasons) for o in engine.evaluate(claude).outcomes] == [("inactive", (why,))]
+    assert [(e.verdict, e.reasons) for e in engine.explain(claude, "a.py").entries] == [("no-match", (why,))]
+    assert engine.read_rule(claude, "style.md").refusal == "Unknown rule: style.md"
+    assert [o.status for o in engine.evaluate(rule_project.facts()).outcomes] == ["active"]
+    assert engine.read_rule(rule_project.facts(), "style.md").body == "Style."
+
+
+def test_an_engine_built_from_an_environment_alone_takes_home_and_plugin_blocks_from_it(rule_project):
+    from rules_core.engine import Engine
+    from rules_core.model import Facts
+    from rules_core.rule_tests.pytest_plugin import make_rules
+
+    rule_project.write({".pi/rules/style.md": rule_text("Style.", alwaysApply=True),
+                        ".cursor/rules/c.mdc": "---\nalwaysApply: true\n---\nC.\n"})
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    make_rules(rule_project.home / ".config" / "pi-rules", {"config.toml": 'disable = ["c"]\n'})
+    engine = Engine(env={"HOME": str(rule_project.home), "PI_RULES_DISABLE_PLUGINS": "native"})
+    evaluation = engine.evaluate(Facts(cwd=str(rule_project.cwd)))
+    assert [(o.rule.id, o.status, o.reasons) for o in evaluation.outcomes] == [
+        ("c", "inactive", ('disabled in ~/.config/pi-rules/config.toml ("c")',)),
+        ("mine", "active", ()),
+    ]
