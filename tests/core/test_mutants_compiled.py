@@ -72,3 +72,24 @@ def test_only_positive_globs_answer_a_language_intent(rule_project):
     assert outcome(rule_project, prompt="python")[0].status == "inactive"
     rule_project.write({".pi/rules/r.md": rule_text(globs=["docs/*.md", "tools/*.py"], match="touched")})
     assert outcome(rule_project, prompt="python")[0].reasons == ("intent *.py",)
+
+
+def test_exactly_the_thousand_globs_allowed_are_no_problem():
+    compiled, problems = compile_rule([f"dir{i}/**" for i in range(MAX_GLOBS)], None, None)
+    assert problems == [] and len(compiled.globs.positives) == MAX_GLOBS
+
+
+def test_the_last_segments_kept_for_intent_count_towards_the_rules_budget():
+    heavy_name = "src/" + "[a]" * 3000 + ".ts"  # its last segment is as heavy as the glob
+    compiled, problems = compile_rule([heavy_name] * 5, None, None)
+    assert len(compiled.globs.positives) == 4
+    assert problems == [
+        f"glob {heavy_name!r} and the 0 after it cannot be used: the rule's globs together are too large "
+        f"(over {RULE_REGEX_BUDGET:,} characters compiled); split it into several rules"]
+
+
+def test_a_bad_branch_pattern_is_reported_by_key(rule_project):
+    rule_project.write({".pi/rules/r.md": rule_text(model="claude-*", branch="")})
+    errors = rule_project.engine().discover(str(rule_project.cwd)).errors
+    assert [(e.kind, e.message) for e in errors] == [
+        ("invalid-value", "branch pattern '' cannot be used (it matches nothing): empty pattern")]
