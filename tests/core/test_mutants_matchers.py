@@ -12,14 +12,7 @@ import pytest
 from rules_core.model import Facts
 from rules_core.rule_tests.pytest_plugin import rule_text
 
-
-def outcome(project, rule_id="r", **facts):
-    evaluation = project.engine().evaluate(project.facts(**facts))
-    return next(o for o in evaluation.outcomes if o.rule.id == rule_id)
-
-
-def setup(project, files=None, **keys):
-    project.write({".pi/rules/r.md": rule_text(**keys), **(files or {})})
+from test_matching import outcome, setup  # the same rule file and outcome helpers
 
 
 # -- reasons across matchers come in a fixed order: paths, tools, model, branch --------
