@@ -18,6 +18,9 @@ SUMMARIES = {
                "~/.cursor/rules (global)"),
     "copilot": ("GitHub Copilot: .github/copilot-instructions.md, .github/instructions/**/*.instructions.md "
                 "(applyTo)"),
+    "claude": "Claude Code: .claude/rules/**/*.md (paths)",
+    "claude-md": "Claude Code memory: CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, ~/.claude/CLAUDE.md",
+    "agents-md": "AGENTS.md (AGENTS.override.md, AGENT.md): cwd and ancestors, folders below cwd",
 }
 
 
@@ -124,4 +127,18 @@ def test_copilot_apply_to_values_that_name_no_glob_say_how_to_write_them(rule_pr
                                  'write applyTo: "src/**, docs/**"'),
         ("nolist.instructions.md", 'applyTo must be one string of comma-separated globs, not a list; '
                                    'write applyTo: "src/**/*.ts, docs/**"'),
+    ]
+
+
+# -- claude ---------------------------------------------------------------------------------
+
+def test_bad_keys_in_a_claude_rule_are_reported_with_their_fix(rule_project):
+    rule_project.write({".claude/rules/a.md": "---\nagents: 5\n---\nA.\n",
+                        ".claude/rules/b.md": "---\npaths: 5\n---\nB.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in found.errors) == [
+        ("a.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"),
+        ("b.md", "paths is a number (5), not a glob string or a list of glob strings; remove the key to apply "
+                 "the rule always, or list globs such as 'src/**/*.ts'"),
     ]
