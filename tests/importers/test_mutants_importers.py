@@ -39,14 +39,20 @@ def discover(project, cwd=None):
 
 # -- cursor -------------------------------------------------------------------------------
 
-def test_cursor_files_above_the_working_directory_get_a_cwd_only_warning(rule_project):
+def test_tool_files_above_the_working_directory_get_a_cwd_only_warning(rule_project):
     rule_project.write({".cursor/rules/style.mdc": "---\nalwaysApply: true\n---\nStyle.\n",
-                        ".cursorrules": "Legacy.\n", "sub/x.txt": "x"})
+                        ".cursorrules": "Legacy.\n", "sub/x.txt": "x",
+                        ".github/copilot-instructions.md": "Repo.\n",
+                        ".github/instructions/a.instructions.md": "A.\n",
+                        ".claude/rules/c.md": "C.\n"})
     subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
-    warnings = [(w.code, w.path) for w in discover(rule_project, rule_project.cwd / "sub").warnings
-                if w.plugin == "cursor"]
-    assert warnings == [("cwd-only", str(rule_project.cwd / ".cursor/rules")),
-                        ("cwd-only", str(rule_project.cwd / ".cursorrules"))]
+    warnings = sorted((w.plugin, w.code, w.path) for w in discover(rule_project, rule_project.cwd / "sub").warnings
+                      if w.plugin in ("cursor", "copilot", "claude"))
+    assert warnings == [("claude", "cwd-only", str(rule_project.cwd / ".claude/rules")),
+                        ("copilot", "cwd-only", str(rule_project.cwd / ".github/copilot-instructions.md")),
+                        ("copilot", "cwd-only", str(rule_project.cwd / ".github/instructions")),
+                        ("cursor", "cwd-only", str(rule_project.cwd / ".cursor/rules")),
+                        ("cursor", "cwd-only", str(rule_project.cwd / ".cursorrules"))]
 
 
 def test_a_cursor_rule_folder_deep_in_groups_is_named_by_its_own_folder(rule_project):
@@ -142,3 +148,15 @@ def test_bad_keys_in_a_claude_rule_are_reported_with_their_fix(rule_project):
         ("b.md", "paths is a number (5), not a glob string or a list of glob strings; remove the key to apply "
                  "the rule always, or list globs such as 'src/**/*.ts'"),
     ]
+
+
+def test_a_copilot_dir_under_home_without_a_home_is_reported_not_fatal(rule_project):
+    from rules_core.engine import Engine
+
+    rule_project.write({".github/instructions/a.instructions.md": '---\napplyTo: "**"\n---\nA.\n'})
+    engine = Engine(env={"COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "~/team"})  # no HOME at all
+    found = engine.discover(str(rule_project.cwd))
+    assert [r.id for r in found.rules] == ["a"]
+    assert [e.message for e in found.errors] == [
+        "COPILOT_CUSTOM_INSTRUCTIONS_DIRS entry '~/team' is not an absolute directory; write a full path "
+        "such as /home/me/team-rules or ~/team-rules (it is skipped until then)"]
