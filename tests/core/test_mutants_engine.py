@@ -1,0 +1,158 @@
+"""The engine (rules_core.engine), pinned where mutation testing found it unpinned (issue 32).
+
+Each test is a project on disk and what ``Engine.evaluate``/``explain``/``read_rule``
+answer for it. docs/testing.md lists the mutants these kill and the ones left, explained.
+"""
+
+from __future__ import annotations
+
+from rules_core.rule_tests.pytest_plugin import rule_text
+
+
+def test_explain_gives_every_rule_its_verdict_reasons_and_caveats(rule_project):
+    rule_project.write({
+        ".pi/rules/muted.md": rule_text(alwaysApply=True),
+        ".pi/rules/reviewer.md": rule_text(alwaysApply=True, agents=["reviewer"]),
+        ".pi/rules/always.md": rule_text(alwaysApply=True),
+        ".pi/rules/tools-only.md": rule_text(tools=["edit"], model="claude-*", branch="main"),
+        ".pi/rules/src.md": rule_text(globs=["src/**"], match="touched", tools=["edit", "write"]),
+        ".pi/rules/docs.md": rule_text(globs=["docs/**"], match="touched"),
+        ".pi/rules/stream.md": rule_text(condition="TODO", alwaysApply=True),
+    })
+    explanation = rule_project.engine().explain(rule_project.facts(mutes=["muted"]), "./src//a.py")
+    assert explanation.path == "src/a.py" and explanation.errors == ()
+    assert [(e.rule.id, e.verdict, e.reasons, e.caveats) for e in explanation.entries] == [
+        ("always", "path-independent", ("alwaysApply",), ()),
+        ("docs", "no-match", ("no touched path matches globs docs/**",), ()),
+        ("muted", "muted", ("muted for this session",), ()),
+        ("reviewer", "no-match", ("agent mismatch: session agent main is not one of the rule's agents reviewer",), ()),
+        ("src", "matches", ("touched src/a.py",), ("only when the session's tools include one of: edit, write",)),
+        ("stream", "no-match",
+         ("stream rule: fires when text, tool output matches /TODO/; interruptMode always, repeat once "
+          "(alwaysApply is ignored: a stream rule never enters the section)",), ()),
+        ("tools-only", "path-independent", ("no globs: its other conditions decide, not the path",), (
+            "only when the session's tools include one of: edit",
+            "only when the session model matches claude-*",
+            "only when the git branch matches main",
+        )),
+    ]
+
+
+def test_explain_of_an_empty_path_shows_it_as_given(rule_project):
+    rule_project.write({".pi/rules/r.md": rule_text(globs=["src/**"], match="touched")})
+    explanation = rule_project.engine().explain(rule_project.facts(), "")
+    assert explanation.path == ""
+    assert [(e.verdict, e.reasons) for e in explanation.entries] == [
+        ("no-match", ("no touched path matches globs src/**",))]
+
+
+def test_explain_with_the_path_matcher_blocked_says_nothing_judges_globs(rule_project):
+    rule_project.write({".pi/rules/r.md": rule_text(globs=["src/**"], match="touched")})
+    explanation = rule_project.engine(blocked=["globs"]).explain(rule_project.facts(), "src/a.py")
+    assert [(e.verdict, e.reasons) for e in explanation.entries] == [("no-match", ("no matcher judges globs",))]
+
+
+def test_read_rule_answers_by_path_or_url_and_refuses_what_the_agent_cannot_see(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": rule_text("A body.", globs=["src/**"], load="on-demand"),
+        ".pi/rules/hidden.md": rule_text("Hidden.", alwaysApply=True, agents=["reviewer"]),
+    })
+    engine, facts = rule_project.engine(), rule_project.facts()
+    for name in ("a.md", "rule://a"):
+        reading = engine.read_rule(facts, name)
+        assert (reading.body, reading.refusal, reading.shared) == ("A body.", None, ())
+    assert engine.read_rule(facts, "rule://hidden").refusal == "Unknown rule: rule://hidden\nAvailable: a"
+    assert engine.read_rule(facts, 5).refusal == "Unknown rule: "
+    assert engine.read_rule(rule_project.facts(agent="reviewer"), "hidden.md").body == "Hidden."
+
+
+def test_a_rule_the_hosts_agent_reads_itself_is_left_out_with_the_hosts_reason(rule_project):
+    rule_project.write({"CLAUDE.md": "Claude memory.\n"})
+    engine = rule_project.engine()
+    for host, reason in (
+        ("claude-code", "Claude Code reads this file itself; pi-rules leaves it out so it is not sent twice"),
+        ("pi", "Pi reads this file itself (one AGENTS.md or CLAUDE.md per folder from cwd up); not sent twice"),
+    ):
+        evaluation = engine.evaluate(rule_project.facts(host=host))
+        assert [(o.status, o.reasons) for o in evaluation.outcomes] == [("inactive", (reason,))]
+        assert evaluation.section == ""
+    assert [o.status for o in engine.evaluate(rule_project.facts()).outcomes] == ["active"]
+
+
+def budget_project(project):
+    project.write({
+        ".pi/rules/big.md": rule_text("word " * 400, alwaysApply=True, priority=1),
+        ".pi/rules/small.md": rule_text("Small rule.", alwaysApply=True, priority=5),
+        ".pi/rules/lazy.md": rule_text("Lazy body.", alwaysApply=True, load="on-demand"),
+        ".pi/rules/muted.md": rule_text("Muted body.", alwaysApply=True),
+        ".pi/rules/reviewer.md": rule_text("Reviewer body.", alwaysApply=True, agents=["reviewer"]),
+    })
+
+
+def test_each_outcome_has_its_status_cause_and_token_count_under_a_budget(rule_project):
+    budget_project(rule_project)
+    evaluation = rule_project.engine().evaluate(rule_project.facts(max_tokens=100, mutes=["muted"]))
+    assert [(o.rule.id, o.status, o.cause, o.tokens) for o in evaluation.outcomes] == [
+        ("big", "dropped", "budget", 500),
+        ("lazy", "on-demand", None, 3),
+        ("muted", "muted", None, 3),
+        ("reviewer", "inactive", None, 4),
+        ("small", "active", None, 3),
+    ]
+    assert [o.rule.id for o in evaluation.active] == ["small"]
+    assert [o.rule.id for o in evaluation.on_demand] == ["lazy"]
+    assert evaluation.budget_used == 3
+    assert "## small" in evaluation.section and "- lazy.md" in evaluation.section
+    assert "big.md" not in evaluation.section  # overflow = drop (the default)
+
+
+def test_with_overflow_index_a_dropped_rule_is_listed_on_demand(rule_project):
+    budget_project(rule_project)
+    evaluation = rule_project.engine().evaluate(rule_project.facts(max_tokens=100, overflow="index"))
+    assert {o.rule.id: o.status for o in evaluation.outcomes}["big"] == "dropped"
+    assert evaluation.section.endswith(
+        "- lazy.md — A test rule (fetch with the read_rule tool)\n"
+        "- big.md — A test rule (fetch with the read_rule tool)\n")
+    assert evaluation.section_tokens > 0
+
+
+def test_an_untrusted_project_loads_only_the_users_rules_and_scans_nothing(rule_project):
+    rule_project.write({".pi/rules/project.md": rule_text(alwaysApply=True), "src/a.ts": "x"})
+    rule_project.write_global({"mine.md": rule_text("Mine.", globs=["src/*.ts"], match="exists")})
+    engine = rule_project.engine()
+    trusted = engine.evaluate(rule_project.facts())
+    assert {o.rule.id: (o.status, o.reasons) for o in trusted.outcomes} == {
+        "project": ("active", ()), "mine": ("active", ("exists src/a.ts",))}
+    untrusted = engine.evaluate(rule_project.facts(trusted=False))
+    assert [(o.rule.id, o.status, o.reasons) for o in untrusted.outcomes] == [
+        ("mine", "inactive", ("no existing path matches globs src/*.ts",))]
+
+
+def test_a_hosts_settings_table_applies_to_that_host_in_evaluate_explain_and_read_rule(rule_project):
+    rule_project.write({".pi/rules/style.md": rule_text("Style.", alwaysApply=True),
+                        ".pi/rules.toml": '[hosts.claude-code]\ndisable = ["style"]\n'})
+    engine = rule_project.engine()
+    why = 'disabled in .pi/rules.toml [hosts.claude-code] ("style")'
+    claude = rule_project.facts(host="claude-code")
+    assert [(o.status, o.reasons) for o in engine.evaluate(claude).outcomes] == [("inactive", (why,))]
+    assert [(e.verdict, e.reasons) for e in engine.explain(claude, "a.py").entries] == [("no-match", (why,))]
+    assert engine.read_rule(claude, "style.md").refusal == "Unknown rule: style.md"
+    assert [o.status for o in engine.evaluate(rule_project.facts()).outcomes] == ["active"]
+    assert engine.read_rule(rule_project.facts(), "style.md").body == "Style."
+
+
+def test_an_engine_built_from_an_environment_alone_takes_home_and_plugin_blocks_from_it(rule_project):
+    from rules_core.engine import Engine
+    from rules_core.model import Facts
+    from rules_core.rule_tests.pytest_plugin import make_rules
+
+    rule_project.write({".pi/rules/style.md": rule_text("Style.", alwaysApply=True),
+                        ".cursor/rules/c.mdc": "---\nalwaysApply: true\n---\nC.\n"})
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    make_rules(rule_project.home / ".config" / "pi-rules", {"config.toml": 'disable = ["c"]\n'})
+    engine = Engine(env={"HOME": str(rule_project.home), "PI_RULES_DISABLE_PLUGINS": "native"})
+    evaluation = engine.evaluate(Facts(cwd=str(rule_project.cwd)))
+    assert [(o.rule.id, o.status, o.reasons) for o in evaluation.outcomes] == [
+        ("c", "inactive", ('disabled in ~/.config/pi-rules/config.toml ("c")',)),
+        ("mine", "active", ()),
+    ]

@@ -1,0 +1,162 @@
+"""Importer mappings pinned where mutation testing found them unpinned (issue 32).
+
+What a user sees: ``pi-rules plugins --json`` (each importer, whether it is on by default,
+its summary), the rules discovery makes of a tool's files, and the errors it reports.
+docs/testing.md lists the mutants these kill and the ones left, explained.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
+from suite_helpers import run_in_project
+
+SUMMARIES = {
+    "cursor": ("Cursor rules: .cursor/rules/**/*.{mdc,md} at cwd and in folders below it, .cursorrules, "
+               "~/.cursor/rules (global)"),
+    "copilot": ("GitHub Copilot: .github/copilot-instructions.md, .github/instructions/**/*.instructions.md "
+                "(applyTo)"),
+    "claude": "Claude Code: .claude/rules/**/*.md (paths)",
+    "claude-md": "Claude Code memory: CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, ~/.claude/CLAUDE.md",
+    "agents-md": "AGENTS.md (AGENTS.override.md, AGENT.md): cwd and ancestors, folders below cwd",
+}
+
+
+def test_plugins_lists_each_importer_with_its_default_and_summary(rule_project, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(rule_project.home))
+    code, out, _ = run_in_project(capsys, rule_project, "plugins", "--json")
+    assert code == 0
+    importers = {i["name"]: i for i in json.loads(out)["importers"]}
+    for name, summary in SUMMARIES.items():
+        assert (importers[name]["summary"], importers[name]["default"]) == (summary, True), name
+
+
+def discover(project, cwd=None):
+    return project.engine().discover(str(cwd or project.cwd))
+
+
+# -- cursor -------------------------------------------------------------------------------
+
+def test_tool_files_above_the_working_directory_get_a_cwd_only_warning(rule_project):
+    rule_project.write({".cursor/rules/style.mdc": "---\nalwaysApply: true\n---\nStyle.\n",
+                        ".cursorrules": "Legacy.\n", "sub/x.txt": "x",
+                        ".github/copilot-instructions.md": "Repo.\n",
+                        ".github/instructions/a.instructions.md": "A.\n",
+                        ".claude/rules/c.md": "C.\n"})
+    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
+    warnings = sorted((w.plugin, w.code, w.path) for w in discover(rule_project, rule_project.cwd / "sub").warnings
+                      if w.plugin in ("cursor", "copilot", "claude"))
+    assert warnings == [("claude", "cwd-only", str(rule_project.cwd / ".claude/rules")),
+                        ("copilot", "cwd-only", str(rule_project.cwd / ".github/copilot-instructions.md")),
+                        ("copilot", "cwd-only", str(rule_project.cwd / ".github/instructions")),
+                        ("cursor", "cwd-only", str(rule_project.cwd / ".cursor/rules")),
+                        ("cursor", "cwd-only", str(rule_project.cwd / ".cursorrules"))]
+
+
+def test_a_cursor_rule_folder_deep_in_groups_is_named_by_its_own_folder(rule_project):
+    rule_project.write({".cursor/rules/team/backend/testing/RULE.md": "---\nalwaysApply: true\n---\nTest well.\n",
+                        ".cursor/rules/team/backend/testing/example.md": "An example, not a rule.\n"})
+    assert [r.id for r in discover(rule_project).rules] == ["testing"]
+
+
+def test_an_always_cursor_rule_keeps_no_globs(rule_project):
+    rule_project.write({".cursor/rules/a.mdc": "---\nalwaysApply: true\nglobs: src/**\n---\nAlways.\n"})
+    rule = discover(rule_project).rules[0]
+    assert (rule.always_apply, rule.globs, rule.load) == (True, (), "pinned")
+
+
+def test_a_bad_peer_key_in_a_cursor_rule_is_reported_with_its_fix(rule_project):
+    rule_project.write({".cursor/rules/a.mdc": "---\nalwaysApply: true\nagents: 5\n---\nAlways.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert [(e.kind, e.message) for e in found.errors] == [
+        ("invalid-value", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
+
+
+def test_a_nested_cursor_always_rule_applies_only_below_its_folder(rule_project):
+    rule_project.write({"pkg/.cursor/rules/style.mdc": "---\nalwaysApply: true\n---\nPackage style.\n"})
+    engine = rule_project.engine()
+    inside = engine.evaluate(rule_project.facts(touched=["pkg/src/a.ts"])).outcomes
+    assert [(o.rule.id, o.status, o.reasons) for o in inside] == [("style", "active", ("touched pkg/src/a.ts",))]
+    outside = engine.evaluate(rule_project.facts(touched=["lib/a.ts"])).outcomes
+    assert [o.status for o in outside] == ["inactive"]
+
+
+# -- copilot ------------------------------------------------------------------------------
+
+def test_copilot_custom_dirs_load_as_global_rules_once_each_and_a_relative_one_is_an_error(rule_project):
+    from rules_core.rule_tests.pytest_plugin import make_rules
+
+    team, mine = rule_project.cwd.parent / "team", rule_project.home / "mine"
+    make_rules(team, {".github/instructions/t.instructions.md": '---\napplyTo: "**"\n---\nTeam.\n'})
+    make_rules(mine, {".github/instructions/m.instructions.md": '---\napplyTo: "src/**"\n---\nMine.\n'})
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = f" {team}, ,relative/dir,~/mine,{team}/ ,~"
+    found = discover(rule_project)
+    assert [(r.id, r.source, r.file.base, r.globs, r.always_apply) for r in found.rules] == [
+        ("t", "global", str(rule_project.cwd), ("**",), True),
+        ("m", "global", str(rule_project.cwd), ("src/**",), False),
+    ]
+    assert [(e.kind, e.path, e.message) for e in found.errors] == [(
+        "invalid-value", "COPILOT_CUSTOM_INSTRUCTIONS_DIRS",
+        "COPILOT_CUSTOM_INSTRUCTIONS_DIRS entry 'relative/dir' is not an absolute directory; write a full path "
+        "such as /home/me/team-rules or ~/team-rules (it is skipped until then)")]
+
+
+def test_copilot_instructions_are_named_by_their_file_wherever_they_lie(rule_project):
+    rule_project.write({".github/instructions/a/b/ts.instructions.md": '---\napplyTo: "src/**/*.ts"\n---\nTS.\n'})
+    assert [(r.id, r.globs) for r in discover(rule_project).rules] == [("ts", ("src/**/*.ts",))]
+
+
+def test_a_copilot_repository_file_that_is_a_folder_is_reported(rule_project):
+    rule_project.write({".github/copilot-instructions.md/x": "not a file"})
+    found = discover(rule_project)
+    assert [(e.kind, e.message) for e in found.errors] == [(
+        "read-failure", "is a directory, but Copilot reads .github/copilot-instructions.md as one file")]
+
+
+def test_copilot_apply_to_values_that_name_no_glob_say_how_to_write_them(rule_project):
+    rule_project.write({
+        ".github/instructions/empty.instructions.md": '---\napplyTo: ""\n---\nE.\n',
+        ".github/instructions/list.instructions.md": "---\napplyTo: [src/**, ' docs/** ', 3]\n---\nL.\n",
+        ".github/instructions/nolist.instructions.md": "---\napplyTo: []\n---\nL.\n",
+        ".github/instructions/bad.instructions.md": "---\napplyTo: \"**\"\nagents: 5\n---\nL.\n",
+    })
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in found.errors) == [
+        ("bad.instructions.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"),
+        ("empty.instructions.md", 'applyTo \'\' names no glob; write applyTo: "**" for every file, globs such as '
+                                  '"src/**/*.ts, docs/**", or remove the key'),
+        ("list.instructions.md", 'applyTo must be one string of comma-separated globs, not a list; '
+                                 'write applyTo: "src/**, docs/**"'),
+        ("nolist.instructions.md", 'applyTo must be one string of comma-separated globs, not a list; '
+                                   'write applyTo: "src/**/*.ts, docs/**"'),
+    ]
+
+
+# -- claude ---------------------------------------------------------------------------------
+
+def test_bad_keys_in_a_claude_rule_are_reported_with_their_fix(rule_project):
+    rule_project.write({".claude/rules/a.md": "---\nagents: 5\n---\nA.\n",
+                        ".claude/rules/b.md": "---\npaths: 5\n---\nB.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in found.errors) == [
+        ("a.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"),
+        ("b.md", "paths is a number (5), not a glob string or a list of glob strings; remove the key to apply "
+                 "the rule always, or list globs such as 'src/**/*.ts'"),
+    ]
+
+
+def test_a_copilot_dir_under_home_without_a_home_is_reported_not_fatal(rule_project):
+    from rules_core.engine import Engine
+
+    rule_project.write({".github/instructions/a.instructions.md": '---\napplyTo: "**"\n---\nA.\n'})
+    engine = Engine(env={"COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "~/team"})  # no HOME at all
+    found = engine.discover(str(rule_project.cwd))
+    assert [r.id for r in found.rules] == ["a"]
+    assert [e.message for e in found.errors] == [
+        "COPILOT_CUSTOM_INSTRUCTIONS_DIRS entry '~/team' is not an absolute directory; write a full path "
+        "such as /home/me/team-rules or ~/team-rules (it is skipped until then)"]
