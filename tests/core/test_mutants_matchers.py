@@ -12,6 +12,7 @@ import pytest
 from rules_core.model import Facts
 from rules_core.rule_tests.pytest_plugin import rule_text
 
+from suite_helpers import settle_racy_clock
 from test_matching import outcome, setup  # the same rule file and outcome helpers
 
 
@@ -50,11 +51,10 @@ def test_a_matching_model_or_branch_activates_the_rule(rule_project):
     assert outcome(rule_project, branch="release/1.0").status == "active"
 
 
-def test_without_a_session_branch_a_kept_branch_pattern_is_never_compiled(tmp_path):
+def test_without_a_session_branch_a_kept_branch_pattern_is_never_compiled(tmp_path, monkeypatch):
     """A parse kept by an earlier process compiles lazily (as the model test of
     test_kept_parses.py): no branch in the session, nothing to compile."""
     import subprocess
-    import time
 
     from rules_core.engine import Engine
     from rules_core.globs.compiled import LazyCompiledRule
@@ -64,7 +64,7 @@ def test_without_a_session_branch_a_kept_branch_pattern_is_never_compiled(tmp_pa
     make_rules(repo, {".pi/rules/b.md": rule_text("b", branch="release/*")})
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    time.sleep(1.1)  # a path changed within the last second is not kept ("racy")
+    settle_racy_clock(monkeypatch)  # a path changed within the last second is not kept ("racy")
     env = {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     Engine(home=str(home), env=env).evaluate(Facts(cwd=str(repo)))  # keeps the parse
     engine = Engine(home=str(home), env=env)
