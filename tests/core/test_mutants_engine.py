@@ -156,3 +156,105 @@ def test_an_engine_built_from_an_environment_alone_takes_home_and_plugin_blocks_
         ("c", "inactive", ('disabled in ~/.config/pi-rules/config.toml ("c")',)),
         ("mine", "active", ()),
     ]
+
+
+# -- the deadline: the cut's one line, and the exists scans (simulated clock) ----------------
+
+import pytest  # noqa: E402
+
+from rules_core import deadline as deadline_module  # noqa: E402
+from rules_core import hookimpl  # noqa: E402
+
+_CUT_TAIL = (": the call's time budget ran out (PI_RULES_DEADLINE_MS, default 10000 ms); a repository "
+             "that makes pi-rules this slow is worth a look with pi-rules check")
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    """``time.monotonic`` that stands still until a test moves it (``.now``)."""
+    class _Clock:
+        now = 1000.0
+
+        def __call__(self) -> float:
+            return self.now
+    fake = _Clock()
+    monkeypatch.setattr(deadline_module.time, "monotonic", fake)
+    return fake
+
+
+class _SpendOnFirst:
+    """A matcher that spends the whole budget while judging the rule ``a``."""
+
+    def __init__(self, clock) -> None:
+        self.clock = clock
+
+    @hookimpl
+    def pi_rules_match(self, rule, context):
+        if rule.id == "a":
+            self.clock.now += 60
+        return []
+
+
+@pytest.mark.parametrize(("after", "what"), [(["b"], "1 rule not judged"), (["b", "c"], "2 rules not judged")])
+def test_a_cut_evaluation_says_how_many_rules_it_left_unjudged_in_one_line(rule_project, frozen_clock, after, what):
+    rule_project.env["PI_RULES_DEADLINE_MS"] = "1000"
+    rule_project.write({f".pi/rules/{n}.md": rule_text(globs=["src/**"]) for n in ["a", *after]})
+    engine = rule_project.engine(plugins=[("spend", _SpendOnFirst(frozen_clock))])
+    evaluation = engine.evaluate(rule_project.facts(touched=["src/x.ts"]))
+    assert [(o.rule.id, o.status) for o in evaluation.outcomes] == [
+        ("a", "active"), *((n, "inactive") for n in after)]
+    cuts = [(e.kind, e.path, e.message, e.plugin) for e in evaluation.errors if "time budget" in e.message]
+    assert cuts == [("source-unreadable", str(rule_project.cwd), what + _CUT_TAIL, "engine")]
+
+
+class _OverrunIn:
+    """An exists scanner whose walk of one root is cut (as ``check()`` cuts a walk past the
+    deadline) and that leaves every other root to the built-in scanner (``None``: the next
+    implementation answers). Only that root's scan overruns, so the call goes on."""
+
+    def __init__(self, root: str) -> None:
+        self.root, self.calls = root, 0
+
+    @hookimpl
+    def pi_rules_scan(self, root, queries, git_root):
+        if root == self.root:
+            self.calls += 1
+            raise deadline_module.DeadlineExceeded
+        return None
+
+
+def test_an_overrun_root_is_cut_then_skipped_while_the_next_root_is_still_scanned(rule_project):
+    rule_project.write({
+        "one/.pi/rules/e1.md": rule_text(globs=["**/*.ts"], match="exists"), "one/a.ts": "",
+        "two/.pi/rules/e2.md": rule_text(globs=["**/*.ts"], match="exists"), "two/b.ts": "",
+    })
+    one = str(rule_project.cwd / "one")
+    slow = _OverrunIn(one)
+    engine = rule_project.engine(plugins=[("slow", slow)])
+    first = engine.evaluate(rule_project.facts())
+    statuses = {o.rule.id: o.status for o in first.outcomes}
+    assert [(e.path, e.message) for e in first.errors] == [(one, (
+        "the exists scan was cut; exists matching sees no files there for the rest of this session" + _CUT_TAIL))]
+    second = engine.evaluate(rule_project.facts(prompt="again"))
+    assert [(e.path, e.message) for e in second.errors] == [(one, (
+        "its exists scan overran the deadline earlier, so it is not scanned again in this session" + _CUT_TAIL))]
+    assert slow.calls == 1
+    # The root after the overrun one is still scanned, every time.
+    assert {o.rule.id: o.status for o in second.outcomes} == statuses == {"e1": "inactive", "e2": "active"}
+
+
+class _Failing:
+    @hookimpl
+    def pi_rules_scan(self, root, queries, git_root):
+        raise RuntimeError("disk on fire")
+
+
+def test_a_failing_exists_scan_is_reported_with_its_cause_and_the_rule_stays_inactive(rule_project):
+    rule_project.write({".pi/rules/e.md": rule_text(globs=["**/*.ts"], match="exists"), "a.ts": ""})
+    evaluation = rule_project.engine(plugins=[("failing", _Failing())]).evaluate(rule_project.facts())
+    assert [(e.kind, e.path, e.message, e.plugin) for e in evaluation.errors] == [(
+        "source-unreadable", str(rule_project.cwd),
+        "the exists scan failed (RuntimeError: scanner plugin 'failing': RuntimeError: disk on fire); "
+        "exists matching saw no files there this time",
+        "scanner")]
+    assert [o.status for o in evaluation.outcomes] == ["inactive"]
