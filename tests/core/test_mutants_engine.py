@@ -258,3 +258,18 @@ def test_a_failing_exists_scan_is_reported_with_its_cause_and_the_rule_stays_ina
         "exists matching saw no files there this time",
         "scanner")]
     assert [o.status for o in evaluation.outcomes] == ["inactive"]
+
+
+def test_the_exists_scan_honours_the_repositorys_gitignore(rule_project):
+    from suite_helpers import git_init
+
+    git_init(rule_project.cwd)
+    rule_project.write({".pi/rules/e.md": rule_text(globs=["**/*.ts"], match="exists"),
+                        ".gitignore": "*.gen.ts\n", "src/x.gen.ts": ""})
+    engine = rule_project.engine()
+    assert [(o.status, o.reasons) for o in engine.evaluate(rule_project.facts()).outcomes] == [
+        ("inactive", ("no existing path matches globs **/*.ts",))]
+    rule_project.write({"src/y.ts": ""})  # positive control: a file git sees
+    engine.invalidate_scans()
+    assert [(o.status, o.reasons) for o in engine.evaluate(rule_project.facts()).outcomes] == [
+        ("active", ("exists src/y.ts",))]
