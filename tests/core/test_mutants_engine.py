@@ -273,3 +273,29 @@ def test_the_exists_scan_honours_the_repositorys_gitignore(rule_project):
     engine.invalidate_scans()
     assert [(o.status, o.reasons) for o in engine.evaluate(rule_project.facts()).outcomes] == [
         ("active", ("exists src/y.ts",))]
+
+
+class _CountScans:
+    """Counts the exists scans that reach a walker (answers nothing itself)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl(tryfirst=True)
+    def pi_rules_scan(self, root, queries, git_root):
+        self.calls += 1
+        return None
+
+
+def test_a_later_engine_answers_a_trusted_projects_exists_scan_from_the_persistent_cache(rule_project, monkeypatch):
+    from suite_helpers import git_init, settle_racy_clock
+
+    git_init(rule_project.cwd)
+    rule_project.write({".pi/rules/e.md": rule_text(globs=["**/*.ts"], match="exists"), "src/a.ts": ""})
+    settle_racy_clock(monkeypatch)
+    answers = []
+    for _ in range(2):  # two engines: two processes of the same user
+        counter = _CountScans()
+        outcomes = rule_project.engine(plugins=[("count", counter)]).evaluate(rule_project.facts()).outcomes
+        answers.append(([(o.status, o.reasons) for o in outcomes], counter.calls))
+    assert answers == [([("active", ("exists src/a.ts",))], 1), ([("active", ("exists src/a.ts",))], 0)]
