@@ -299,3 +299,28 @@ def test_a_later_engine_answers_a_trusted_projects_exists_scan_from_the_persiste
         outcomes = rule_project.engine(plugins=[("count", counter)]).evaluate(rule_project.facts()).outcomes
         answers.append(([(o.status, o.reasons) for o in outcomes], counter.calls))
     assert answers == [([("active", ("exists src/a.ts",))], 1), ([("active", ("exists src/a.ts",))], 0)]
+
+
+def test_an_engine_without_arguments_reads_the_process_environment(rule_project, monkeypatch):
+    from rules_core.engine import Engine
+    from rules_core.model import Facts
+
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    monkeypatch.setenv("HOME", str(rule_project.home))
+    monkeypatch.setenv("PI_RULES_DISABLE_PLUGINS", "native")
+    rule_project.write({".pi/rules/project.md": rule_text(alwaysApply=True)})  # blocked with `native`
+    outcomes = Engine().evaluate(Facts(cwd=str(rule_project.cwd))).outcomes
+    assert [(o.rule.id, o.status) for o in outcomes] == [("mine", "active")]
+
+
+def test_an_engines_home_overrides_the_environments(rule_project, tmp_path):
+    from rules_core.engine import Engine
+    from rules_core.model import Facts
+    from rules_core.rule_tests.pytest_plugin import fresh_manager
+
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    other = tmp_path / "other-home"
+    other.mkdir()
+    for home, expected in ((str(rule_project.home), [("mine", "active")]), (None, [])):
+        engine = Engine(fresh_manager(), home=home, env={"HOME": str(other)})
+        assert [(o.rule.id, o.status) for o in engine.evaluate(Facts(cwd=str(rule_project.cwd))).outcomes] == expected
