@@ -324,3 +324,15 @@ def test_an_engines_home_overrides_the_environments(rule_project, tmp_path):
     for home, expected in ((str(rule_project.home), [("mine", "active")]), (None, [])):
         engine = Engine(fresh_manager(), home=home, env={"HOME": str(other)})
         assert [(o.rule.id, o.status) for o in engine.evaluate(Facts(cwd=str(rule_project.cwd))).outcomes] == expected
+
+
+def test_the_section_names_an_on_demand_rule_the_way_the_hosts_agent_fetches_it(rule_project):
+    rule_project.write({".pi/rules/lazy.md": rule_text("Lazy body.", alwaysApply=True, load="on-demand")})
+    engine = rule_project.engine()
+    index = {host: engine.evaluate(rule_project.facts(host=host)).section.splitlines()[-1]
+             for host in ("claude-code", "pi", None)}
+    assert index == {
+        "claude-code": f"- {rule_project.cwd}/.pi/rules/lazy.md — A test rule (read it with the Read tool)",
+        "pi": "- lazy.md — A test rule (fetch with the read_rule tool)",
+        None: "- lazy.md — A test rule (fetch with the read_rule tool)",
+    }
