@@ -336,3 +336,21 @@ def test_the_section_names_an_on_demand_rule_the_way_the_hosts_agent_fetches_it(
         "pi": "- lazy.md — A test rule (fetch with the read_rule tool)",
         None: "- lazy.md — A test rule (fetch with the read_rule tool)",
     }
+
+
+def test_a_pointer_stays_while_the_host_reads_the_file_itself_and_is_inlined_once_it_does_not(rule_project):
+    rule_project.write({"CLAUDE.md": "Claude notes.\n\n@AGENTS.md\n", "AGENTS.md": "Agents text.\n"})
+    pointer = "Claude notes.\n\n(AGENTS.md reaches you as a rule of its own)\n"
+    engine = rule_project.engine()
+
+    def claude(evaluation):
+        return [(o.status, o.rule.body) for o in evaluation.outcomes if o.rule.id == "project/CLAUDE"]
+
+    pi = engine.evaluate(rule_project.facts(host="pi"))  # Pi reads AGENTS.md itself
+    assert [(o.rule.id, o.status) for o in pi.outcomes] == [("project/AGENTS", "inactive"), ("project/CLAUDE", "active")]
+    assert claude(pi) == [("active", pointer)]
+    # Disabled, AGENTS.md is read by nobody: its text goes inline, under Pi as without a host.
+    rule_project.write({".pi/rules.toml": 'disable = ["project/AGENTS"]\n'})
+    for host in ("pi", None):
+        (status, body), = claude(engine.evaluate(rule_project.facts(host=host)))
+        assert status == "active" and "Agents text." in body and "reaches you" not in body
