@@ -354,3 +354,18 @@ def test_a_pointer_stays_while_the_host_reads_the_file_itself_and_is_inlined_onc
     for host in ("pi", None):
         (status, body), = claude(engine.evaluate(rule_project.facts(host=host)))
         assert status == "active" and "Agents text." in body and "reaches you" not in body
+
+
+def test_stream_specs_honour_the_hosts_settings_table_mutes_and_trust(rule_project):
+    rule_project.write({".pi/rules/todo.md": rule_text(condition="TODO", alwaysApply=True),
+                        ".pi/rules.toml": '[hosts.claude-code]\ndisable = ["todo"]\n'})
+    rule_project.write_global({"fixme.md": rule_text(condition="FIXME", alwaysApply=True)})
+    engine = rule_project.engine()
+
+    def armed(**facts):
+        return sorted(spec.rule.id for spec in engine.stream_specs(rule_project.facts(**facts)))
+
+    assert armed() == armed(host="pi") == ["fixme", "todo"]
+    assert armed(host="claude-code") == ["fixme"]
+    assert armed(mutes=["fixme"]) == ["todo"]
+    assert armed(trusted=False) == ["fixme"]  # an untrusted project's own rules are not read
