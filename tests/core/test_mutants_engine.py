@@ -369,3 +369,10 @@ def test_stream_specs_honour_the_hosts_settings_table_mutes_and_trust(rule_proje
     assert armed(host="claude-code") == ["fixme"]
     assert armed(mutes=["fixme"]) == ["todo"]
     assert armed(trusted=False) == ["fixme"]  # an untrusted project's own rules are not read
+
+
+def test_a_memory_files_tokens_are_counted_in_its_pool_not_the_main_budget(rule_project):
+    rule_project.write({"AGENTS.md": "Agents text.\n"})
+    evaluation = rule_project.engine().evaluate(rule_project.facts())
+    assert [(pool.name, used) for pool, used in evaluation.pools] == [("memory", 4)]
+    assert evaluation.budget_used == 0 and [o.tokens for o in evaluation.outcomes] == [4]
