@@ -6,6 +6,10 @@ answer for it. docs/testing.md lists the mutants these kill and the ones left, e
 
 from __future__ import annotations
 
+import pytest
+
+from rules_core import deadline as deadline_module
+from rules_core import hookimpl
 from rules_core.rule_tests.pytest_plugin import rule_text
 
 
@@ -159,11 +163,6 @@ def test_an_engine_built_from_an_environment_alone_takes_home_and_plugin_blocks_
 
 
 # -- the deadline: the cut's one line, and the exists scans (simulated clock) ----------------
-
-import pytest  # noqa: E402
-
-from rules_core import deadline as deadline_module  # noqa: E402
-from rules_core import hookimpl  # noqa: E402
 
 _CUT_TAIL = (": the call's time budget ran out (PI_RULES_DEADLINE_MS, default 10000 ms); a repository "
              "that makes pi-rules this slow is worth a look with pi-rules check")
