@@ -120,11 +120,23 @@ def test_over_the_file_cap_by_one_names_one_rule_file(rule_project, monkeypatch)
 
 def test_invisible_characters_are_listed_five_at_most_with_their_first_place(rule_project):
     hidden = "\u200b\u200c\u200d\u2060\ufeff\u202e"
-    rule_project.write({".pi/rules/r.md": rule_text(f"Line one.\nSee{hidden} here.", alwaysApply=True)})
+    rule_project.write({
+        ".pi/rules/r.md": rule_text(f"Line one.\nSee{hidden} here.", alwaysApply=True),
+        ".pi/rules/s.md": rule_text(f"{hidden[:5]}Five.", alwaysApply=True),  # exactly five: no "more"
+        ".pi/rules/t.md": rule_text("Clean body.", description="Hidden\u200b here", alwaysApply=True),
+    })
     found = rule_project.engine().discover(str(rule_project.cwd))
     warnings = [w for w in found.warnings if w.code == "invisible-characters"]
     assert [(w.path, w.plugin, w.line, w.column, w.message) for w in warnings] == [(
         str(rule_project.cwd / ".pi/rules/r.md"), "native", 7, 4,  # after four lines of front matter
         "the rule holds invisible characters (U+200B, U+200C, U+200D, U+202E, U+2060 and 1 more) a reader "
+        "cannot see but a model reads; they are shown as escapes in the section — remove them unless you "
+        "put them there on purpose"), (
+        str(rule_project.cwd / ".pi/rules/s.md"), "native", 6, 1,
+        "the rule holds invisible characters (U+200B, U+200C, U+200D, U+2060, U+FEFF) a reader "
+        "cannot see but a model reads; they are shown as escapes in the section — remove them unless you "
+        "put them there on purpose"), (
+        str(rule_project.cwd / ".pi/rules/t.md"), "native", 2, 20,
+        "the rule holds invisible characters (U+200B) a reader "
         "cannot see but a model reads; they are shown as escapes in the section — remove them unless you "
         "put them there on purpose")]
