@@ -41,6 +41,7 @@ def _cwd_only(found) -> list[tuple[str, str]]:
     (lambda repo: str(repo) + "/", False),  # spelled with a trailing slash, the same folder
     (lambda repo: str(repo / "me"), False),  # the repository holds the home folder
     (lambda repo: str(repo) + "-sibling", True),  # shares a prefix of letters, not a folder
+    (lambda repo: str(repo) + "/../repo-sibling", True),  # compared once normalised
     (lambda repo: "me", True),  # a relative home names no folder: ignored
     (lambda repo: None, True),
 ])
@@ -78,7 +79,10 @@ def test_cwd_only_names_the_nearest_holder_of_each_enabled_importer_in_order(tmp
     (repo / ".github" / "copilot-instructions.md").write_text("Be brief.\n")
     cwd = repo / "a" / "b"
     cwd.mkdir()
-    (cwd / ".roorules").write_text("Local.\n")  # cwd has its own: no warning for it
+    # roo reads .roo and .roorules from cwd: cwd has its own .roo (no warning for it), and
+    # the .roorules above it is still named.
+    (cwd / ".roo").mkdir()
+    (repo / ".roo").mkdir()
     (repo / ".roorules").write_text("Root.\n")
     home = str(tmp_path / "home")
     found = _engine(home).discover(str(cwd))
@@ -86,6 +90,7 @@ def test_cwd_only_names_the_nearest_holder_of_each_enabled_importer_in_order(tmp
     assert [(w.path, w.plugin) for w in warnings] == [
         (str(repo / "a" / ".claude" / "rules"), "claude"),
         (str(repo / ".github" / "copilot-instructions.md"), "copilot"),
+        (str(repo / ".roorules"), "roo"),
     ]
     assert warnings[0].message == (
         f"claude reads .claude/rules only from the working directory, so these rules are not loaded here; "
@@ -102,20 +107,22 @@ def test_cwd_only_warnings_are_remembered_with_the_tree_walk(tmp_path):
     engine = _engine(str(tmp_path / "home"))
     assert _cwd_only(engine.discover(str(cwd))) == []
     (repo / ".claude" / "rules").mkdir(parents=True)
-    assert _cwd_only(engine.discover(str(cwd))) == []  # not looked at again
+    again = engine.discover(str(cwd))
+    assert _cwd_only(again) == [] and again.errors == ()  # not looked at again
     engine.discovery.tree_changed()
     assert _cwd_only(engine.discover(str(cwd))) == [(str(repo / ".claude" / "rules"), "claude")]
 
 
-def test_over_the_file_cap_by_one_names_one_rule_file(rule_project, monkeypatch):
+@pytest.mark.parametrize(("files", "left_out"), [(3, "1 rule file"), (4, "2 rule files")])
+def test_over_the_file_cap_names_how_many_rule_files_did_not_load(rule_project, monkeypatch, files, left_out):
     monkeypatch.setattr(discovery, "MAX_RULE_FILES", 2)
-    rule_project.write({f".pi/rules/r{i}.md": rule_text(alwaysApply=True) for i in range(3)})
+    rule_project.write({f".pi/rules/r{i}.md": rule_text(alwaysApply=True) for i in range(files)})
     found = rule_project.engine().discover(str(rule_project.cwd))
     assert [r.id for r in found.rules] == ["r0", "r1"]
     assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [(
         "source-unreadable", str(rule_project.cwd),
-        "the sources list 3 rule files, over the limit of 2 per discovery; the rules first in discovery "
-        "order loaded, the other 1 rule file did not — remove or move rule files", "engine")]
+        f"the sources list {files} rule files, over the limit of 2 per discovery; the rules first in discovery "
+        f"order loaded, the other {left_out} did not — remove or move rule files", "engine")]
 
 
 def test_invisible_characters_are_listed_five_at_most_with_their_first_place(rule_project):
@@ -140,3 +147,19 @@ def test_invisible_characters_are_listed_five_at_most_with_their_first_place(rul
         "the rule holds invisible characters (U+200B) a reader "
         "cannot see but a model reads; they are shown as escapes in the section — remove them unless you "
         "put them there on purpose")]
+
+
+def test_an_invisible_first_character_and_a_linked_rule_get_their_places(rule_project):
+    rule_project.write({
+        ".claude/rules/first.md": "\u200bStarts hidden.\n",  # no front matter: index 0 of the file
+        "shared/linked.md": rule_text("Linked\u200b.", alwaysApply=True),
+    })
+    (rule_project.cwd / ".pi" / "rules").mkdir(parents=True)
+    os.symlink("../../shared/linked.md", rule_project.cwd / ".pi" / "rules" / "linked.md")
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    places = {w.path: (w.line, w.column) for w in found.warnings if w.code == "invisible-characters"}
+    assert places == {
+        str(rule_project.cwd / ".claude/rules/first.md"): (1, 1),
+        # The link is not followed a second time (it could have been swapped): the whole file.
+        str(rule_project.cwd / ".pi/rules/linked.md"): (None, None),
+    }
