@@ -8,6 +8,7 @@ left.
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 
 from rules_core.engine import discovery
 from rules_core.engine.core import Engine
+from rules_core.model import ImporterInfo
+from rules_core.plugins.hookspecs import hookimpl
 from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
 
 CLAUDE_RULE = "---\npaths: src/**\n---\nPrefer small functions.\n"
@@ -163,3 +166,73 @@ def test_an_invisible_first_character_and_a_linked_rule_get_their_places(rule_pr
         # The link is not followed a second time (it could have been swapped): the whole file.
         str(rule_project.cwd / ".pi/rules/linked.md"): (None, None),
     }
+
+
+def test_ids_count_per_stem_and_a_repeated_relative_path_is_referred_to_by_url(rule_project):
+    rule_project.write({
+        ".pi/rules/x.md": rule_text(alwaysApply=True),
+        ".pi/rules/a/x.md": rule_text(alwaysApply=True),
+        ".pi/rules/x-2.md": rule_text(alwaysApply=True),
+        ".claude/rules/x.md": "Body.\n",
+    })
+    rule_project.write_global({"x.md": rule_text(alwaysApply=True)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert found.errors == ()
+    assert [(r.id, r.index, r.reference, r.file.source) for r in found.rules] == [
+        ("x", 0, "a/x.md", "project"),
+        ("x-2", 1, "x-2.md", "project"),
+        ("x-3", 2, "x.md", "project"),
+        # The same relative path again: only the rule's URL tells it apart.
+        ("x-4", 3, "rule://x-4", "project"),
+        ("x-5", 4, "rule://x-5", "global"),
+    ]
+
+
+def test_links_are_bounded_by_the_git_root_or_else_the_project_directory(tmp_path):
+    outside = tmp_path / "out.md"
+    outside.write_text(rule_text(alwaysApply=True))
+    solo = tmp_path / "solo"
+    repo = _repo(tmp_path / "repo")
+    (repo / "shared.md").write_text(rule_text(alwaysApply=True))
+    for rules, up in ((solo / ".pi" / "rules", "../../../"), (repo / "proj" / ".pi" / "rules", "../../../../")):
+        rules.mkdir(parents=True)
+        os.symlink(up + "out.md", rules / "out.md")
+    os.symlink("../../../shared.md", repo / "proj" / ".pi" / "rules" / "shared.md")
+    engine = _engine(str(tmp_path / "home"))
+    alone = engine.discover(str(solo))
+    assert alone.rules == ()
+    assert [(e.kind, e.message) for e in alone.errors] == [(
+        "read-failure", f"symbolic link {solo}/.pi/rules/out.md -> ../../../out.md ({outside}) leads outside the "
+        f"project directory {solo}; not read — point the link inside the project directory or copy what it "
+        "points at there")]
+    in_repo = engine.discover(str(repo / "proj"))
+    assert [r.id for r in in_repo.rules] == ["shared"]  # above cwd, inside the git root: read
+    assert [(e.kind, e.message) for e in in_repo.errors] == [(
+        "read-failure", f"symbolic link {repo}/proj/.pi/rules/out.md -> ../../../../out.md ({outside}) leads "
+        f"outside the git root {repo}; not read — point the link inside the git root or copy what it points at "
+        "there")]
+
+
+class _UnlistableImporter:
+    """A third-party importer whose ``cwd_only`` is not a sequence: a bug discovery must
+    turn into an error, not a traceback."""
+
+    @hookimpl
+    def pi_rules_importers(self) -> list[ImporterInfo]:
+        return [ImporterInfo("broken", default=True, summary="", cwd_only=None)]  # type: ignore[arg-type]
+
+
+def test_a_failure_inside_discovery_is_an_internal_error_naming_where(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    (repo / "sub").mkdir()
+    home = str(tmp_path / "home")
+    engine = Engine(fresh_manager([("broken", _UnlistableImporter())]), home=home, env={"HOME": home})
+    cwd = f"{repo}/sub/../sub"  # reported as given
+    found = engine.discover(cwd)
+    source = inspect.getsource(discovery).splitlines()
+    line = 1 + next(i for i, text in enumerate(source) if "for relative in info.cwd_only:" in text)
+    assert found.rules == ()
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [(
+        "source-unreadable", cwd,
+        f"pi-rules internal error (TypeError: 'NoneType' object is not iterable at {discovery.__file__}:{line}); "
+        "no rules were evaluated — please report this", "engine")]
