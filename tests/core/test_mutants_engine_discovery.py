@@ -236,3 +236,9 @@ def test_a_failure_inside_discovery_is_an_internal_error_naming_where(tmp_path):
         "source-unreadable", cwd,
         f"pi-rules internal error (TypeError: 'NoneType' object is not iterable at {discovery.__file__}:{line}); "
         "no rules were evaluated — please report this", "engine")]
+
+
+def test_a_stem_met_three_times_counts_up_from_two(rule_project):
+    rule_project.write({f".pi/rules/{folder}/x.md": rule_text(alwaysApply=True) for folder in ("a", "b", "c")})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(r.id, r.reference) for r in found.rules] == [("x", "a/x.md"), ("x-2", "b/x.md"), ("x-3", "c/x.md")]
