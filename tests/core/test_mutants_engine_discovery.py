@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rules_core.discovery.ignore import MAX_IGNORE_BYTES, MAX_WILDCARD_LINES
 from rules_core.engine import discovery
 from rules_core.engine.core import Engine
 from rules_core.model import ImporterInfo
@@ -242,3 +243,37 @@ def test_a_stem_met_three_times_counts_up_from_two(rule_project):
     rule_project.write({f".pi/rules/{folder}/x.md": rule_text(alwaysApply=True) for folder in ("a", "b", "c")})
     found = rule_project.engine().discover(str(rule_project.cwd))
     assert [(r.id, r.reference) for r in found.rules] == [("x", "a/x.md"), ("x-2", "b/x.md"), ("x-3", "c/x.md")]
+
+
+@pytest.mark.parametrize(("cap", "files", "loaded", "left_out"), [
+    (80, 3, 3, None),  # exactly at the cap after two: not over, the third still read
+    (100, 3, 3, None),  # the last file tips it over: nothing is left out, no error
+    (100, 4, 3, "1 rule file"),
+    (100, 5, 3, "2 rule files"),
+])
+def test_the_character_cap_stops_only_when_a_file_is_left_out(rule_project, monkeypatch, cap, files, loaded, left_out):
+    monkeypatch.setattr(discovery, "MAX_RULE_BYTES_TOTAL", cap)
+    rule_project.write({f".pi/rules/r{n}.md": rule_text("x" * 40, alwaysApply=True) for n in range(files)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [len(r.body) for r in found.rules] == [40] * loaded
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == ([] if left_out is None else [(
+        "source-unreadable", str(rule_project.cwd),
+        f"the rules read so far hold over {cap} characters, the limit per discovery; the rules first in discovery "
+        f"order loaded, the other {left_out} did not — remove or move rule files", "engine")])
+
+
+def test_an_oversized_ignore_file_is_named_for_a_trusted_project_only(rule_project):
+    rule_project.write({
+        ".gitignore": "".join(f"*x{i}*y*\n" for i in range(1200)),
+        "pkg/.pi/rules/a.md": rule_text(alwaysApply=True),  # a nested rule folder: the tree is walked
+    })
+    _repo(rule_project.cwd)
+    engine = rule_project.engine()
+    found = engine.discover(str(rule_project.cwd))
+    assert [(w.code, w.path, w.message, w.plugin) for w in found.warnings] == [(
+        "ignore-file-skipped", str(rule_project.cwd / ".gitignore"),
+        f"this ignore file is over the limits pi-rules applies to a repository's ignore files "
+        f"({MAX_IGNORE_BYTES // 1024} KiB, {MAX_WILDCARD_LINES} wildcard lines), so nothing in it is ignored when "
+        "pi-rules walks the tree — shorten it, or move generated lines elsewhere", "engine")]
+    untrusted = engine.discover(str(rule_project.cwd), trusted=False)
+    assert untrusted.warnings == () and untrusted.rules == ()
