@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rules_core import deadline as deadline_module
 from rules_core.discovery.ignore import MAX_IGNORE_BYTES, MAX_WILDCARD_LINES
 from rules_core.engine import discovery
 from rules_core.engine.core import Engine
@@ -277,3 +278,36 @@ def test_an_oversized_ignore_file_is_named_for_a_trusted_project_only(rule_proje
         "pi-rules walks the tree — shorten it, or move generated lines elsewhere", "engine")]
     untrusted = engine.discover(str(rule_project.cwd), trusted=False)
     assert untrusted.warnings == () and untrusted.rules == ()
+
+
+class _Clock:
+    """``time.monotonic`` moving 100 ms each time it is read: the deadline falls at the same
+    reading whatever the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        self.now += 0.1
+        return self.now
+
+
+def test_the_deadline_says_how_many_rule_files_were_not_read_one_or_more(tmp_path, monkeypatch):
+    seen: dict[int, str] = {}
+    for files in range(1, 16):
+        project, home = tmp_path / f"p{files}", tmp_path / "home"
+        home.mkdir(exist_ok=True)
+        for n in range(files):
+            (project / ".pi" / "rules").mkdir(parents=True, exist_ok=True)
+            (project / ".pi" / "rules" / f"r{n:02d}.md").write_text(rule_text(alwaysApply=True))
+        monkeypatch.setattr(deadline_module.time, "monotonic", _Clock())
+        engine = Engine(fresh_manager(), home=str(home), env={"HOME": str(home), "PI_RULES_DEADLINE_MS": "1000"})
+        found = engine.discover(str(project))
+        cut = [e for e in found.errors if "time budget" in e.message]
+        if cut:
+            (error,) = cut
+            assert (error.kind, error.path, error.plugin) == ("deadline-exceeded", str(project), "engine")
+            seen[files - len(found.rules)] = error.message.split(":", 1)[0]
+    # The cut falls at the same clock reading, so each added file is one more not read.
+    assert seen[1] == "1 rule file not read"
+    assert seen[2] == "2 rule files not read"
