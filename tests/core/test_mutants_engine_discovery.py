@@ -1,0 +1,313 @@
+"""Discovery (rules_core.engine.discovery), pinned where mutation testing found it unpinned
+(issue 32).
+
+Each test is a project on disk (a real git repository where the git root matters) and what
+``Engine.discover`` answers for it. docs/testing.md lists the mutants these kill and the ones
+left.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rules_core import deadline as deadline_module
+from rules_core.discovery.ignore import MAX_IGNORE_BYTES, MAX_WILDCARD_LINES
+from rules_core.engine import discovery
+from rules_core.engine.core import Engine
+from rules_core.model import ImporterInfo
+from rules_core.plugins.hookspecs import hookimpl
+from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
+
+CLAUDE_RULE = "---\npaths: src/**\n---\nPrefer small functions.\n"
+
+
+def _engine(home: str | None, **env: str) -> Engine:
+    return Engine(fresh_manager(), home=home, env={"HOME": home or "", **env})
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+def _cwd_only(found) -> list[tuple[str, str]]:
+    return [(w.path, w.plugin) for w in found.warnings if w.code == "cwd-only"]
+
+
+@pytest.mark.parametrize(("home_of", "root_kept"), [
+    (lambda repo: str(repo.parent / "elsewhere"), True),
+    (lambda repo: str(repo), False),  # the home folder is the repository: no root
+    (lambda repo: str(repo) + "/", False),  # spelled with a trailing slash, the same folder
+    (lambda repo: str(repo / "me"), False),  # the repository holds the home folder
+    (lambda repo: str(repo) + "-sibling", True),  # shares a prefix of letters, not a folder
+    (lambda repo: str(repo) + "/../repo-sibling", True),  # compared once normalised
+    (lambda repo: "me", True),  # a relative home names no folder: ignored
+    (lambda repo: None, True),
+])
+def test_a_repository_holding_the_home_folder_is_no_projects_root(tmp_path, home_of, root_kept):
+    repo = _repo(tmp_path / "repo")
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    (repo / ".claude" / "rules" / "style.md").write_text(CLAUDE_RULE)
+    (repo / "sub").mkdir()
+    found = _engine(home_of(repo)).discover(str(repo / "sub"))
+    # The cwd-only warning is only given below a git root: it shows whether the root was kept.
+    assert _cwd_only(found) == ([(str(repo / ".claude" / "rules"), "claude")] if root_kept else [])
+    assert found.errors == ()
+
+
+def test_the_git_root_is_remembered_until_forgotten(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    sub = repo / "sub"
+    sub.mkdir()
+    engine = _engine(str(tmp_path / "home"))
+    expected = [(str(repo / ".claude" / "rules"), "claude")]
+    assert _cwd_only(engine.discover(str(sub))) == expected
+    _repo(sub)  # the folder becomes its own repository: git would now stop there
+    engine.discovery.tree_changed()
+    assert _cwd_only(engine.discover(str(sub))) == expected  # remembered
+    engine.discovery.forget_git_roots()
+    assert _cwd_only(engine.discover(str(sub))) == []
+
+
+def test_cwd_only_names_the_nearest_holder_of_each_enabled_importer_in_order(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    for folder in (repo, repo / "a"):
+        (folder / ".claude" / "rules").mkdir(parents=True)
+    (repo / ".github").mkdir()
+    (repo / ".github" / "copilot-instructions.md").write_text("Be brief.\n")
+    cwd = repo / "a" / "b"
+    cwd.mkdir()
+    # roo reads .roo and .roorules from cwd: cwd has its own .roo (no warning for it), and
+    # the .roorules above it is still named.
+    (cwd / ".roo").mkdir()
+    (repo / ".roo").mkdir()
+    (repo / ".roorules").write_text("Root.\n")
+    home = str(tmp_path / "home")
+    found = _engine(home).discover(str(cwd))
+    warnings = [w for w in found.warnings if w.code == "cwd-only"]
+    assert [(w.path, w.plugin) for w in warnings] == [
+        (str(repo / "a" / ".claude" / "rules"), "claude"),
+        (str(repo / ".github" / "copilot-instructions.md"), "copilot"),
+        (str(repo / ".roorules"), "roo"),
+    ]
+    assert warnings[0].message == (
+        f"claude reads .claude/rules only from the working directory, so these rules are not loaded here; "
+        f"run from {repo / 'a'} (pi-rules --cwd {repo / 'a'} check) or start the agent there")
+    # An importer not enabled is not looked at.
+    only_copilot = _engine(home, PI_RULES_IMPORT="copilot").discover(str(cwd))
+    assert _cwd_only(only_copilot) == [(str(repo / ".github" / "copilot-instructions.md"), "copilot")]
+
+
+def test_cwd_only_warnings_are_remembered_with_the_tree_walk(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    cwd = repo / "sub"
+    cwd.mkdir()
+    engine = _engine(str(tmp_path / "home"))
+    assert _cwd_only(engine.discover(str(cwd))) == []
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    again = engine.discover(str(cwd))
+    assert _cwd_only(again) == [] and again.errors == ()  # not looked at again
+    engine.discovery.tree_changed()
+    assert _cwd_only(engine.discover(str(cwd))) == [(str(repo / ".claude" / "rules"), "claude")]
+
+
+@pytest.mark.parametrize(("files", "left_out"), [(3, "1 rule file"), (4, "2 rule files")])
+def test_over_the_file_cap_names_how_many_rule_files_did_not_load(rule_project, monkeypatch, files, left_out):
+    monkeypatch.setattr(discovery, "MAX_RULE_FILES", 2)
+    rule_project.write({f".pi/rules/r{i}.md": rule_text(alwaysApply=True) for i in range(files)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [r.id for r in found.rules] == ["r0", "r1"]
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [(
+        "source-unreadable", str(rule_project.cwd),
+        f"the sources list {files} rule files, over the limit of 2 per discovery; the rules first in discovery "
+        f"order loaded, the other {left_out} did not — remove or move rule files", "engine")]
+
+
+def test_invisible_characters_are_listed_five_at_most_with_their_first_place(rule_project):
+    hidden = "\u200b\u200c\u200d\u2060\ufeff\u202e"
+    rule_project.write({
+        ".pi/rules/r.md": rule_text(f"Line one.\nSee{hidden} here.", alwaysApply=True),
+        ".pi/rules/s.md": rule_text(f"{hidden[:5]}Five.", alwaysApply=True),  # exactly five: no "more"
+        ".pi/rules/t.md": rule_text("Clean body.", description="Hidden\u200b here", alwaysApply=True),
+    })
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    warnings = [w for w in found.warnings if w.code == "invisible-characters"]
+    assert [(w.path, w.plugin, w.line, w.column, w.message) for w in warnings] == [(
+        str(rule_project.cwd / ".pi/rules/r.md"), "native", 7, 4,  # after four lines of front matter
+        "the rule holds invisible characters (U+200B, U+200C, U+200D, U+202E, U+2060 and 1 more) a reader "
+        "cannot see but a model reads; they are shown as escapes in the section — remove them unless you "
+        "put them there on purpose"), (
+        str(rule_project.cwd / ".pi/rules/s.md"), "native", 6, 1,
+        "the rule holds invisible characters (U+200B, U+200C, U+200D, U+2060, U+FEFF) a reader "
+        "cannot see but a model reads; they are shown as escapes in the section — remove them unless you "
+        "put them there on purpose"), (
+        str(rule_project.cwd / ".pi/rules/t.md"), "native", 2, 20,
+        "the rule holds invisible characters (U+200B) a reader "
+        "cannot see but a model reads; they are shown as escapes in the section — remove them unless you "
+        "put them there on purpose")]
+
+
+def test_an_invisible_first_character_and_a_linked_rule_get_their_places(rule_project):
+    rule_project.write({
+        ".claude/rules/first.md": "\u200bStarts hidden.\n",  # no front matter: index 0 of the file
+        "shared/linked.md": rule_text("Linked\u200b.", alwaysApply=True),
+    })
+    (rule_project.cwd / ".pi" / "rules").mkdir(parents=True)
+    os.symlink("../../shared/linked.md", rule_project.cwd / ".pi" / "rules" / "linked.md")
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    places = {w.path: (w.line, w.column) for w in found.warnings if w.code == "invisible-characters"}
+    assert places == {
+        str(rule_project.cwd / ".claude/rules/first.md"): (1, 1),
+        # The link is not followed a second time (it could have been swapped): the whole file.
+        str(rule_project.cwd / ".pi/rules/linked.md"): (None, None),
+    }
+
+
+def test_ids_count_per_stem_and_a_repeated_relative_path_is_referred_to_by_url(rule_project):
+    rule_project.write({
+        ".pi/rules/x.md": rule_text(alwaysApply=True),
+        ".pi/rules/a/x.md": rule_text(alwaysApply=True),
+        ".pi/rules/x-2.md": rule_text(alwaysApply=True),
+        ".claude/rules/x.md": "Body.\n",
+    })
+    rule_project.write_global({"x.md": rule_text(alwaysApply=True)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert found.errors == ()
+    assert [(r.id, r.index, r.reference, r.file.source) for r in found.rules] == [
+        ("x", 0, "a/x.md", "project"),
+        ("x-2", 1, "x-2.md", "project"),
+        ("x-3", 2, "x.md", "project"),
+        # The same relative path again: only the rule's URL tells it apart.
+        ("x-4", 3, "rule://x-4", "project"),
+        ("x-5", 4, "rule://x-5", "global"),
+    ]
+
+
+def test_links_are_bounded_by_the_git_root_or_else_the_project_directory(tmp_path):
+    outside = tmp_path / "out.md"
+    outside.write_text(rule_text(alwaysApply=True))
+    solo = tmp_path / "solo"
+    repo = _repo(tmp_path / "repo")
+    (repo / "shared.md").write_text(rule_text(alwaysApply=True))
+    for rules, up in ((solo / ".pi" / "rules", "../../../"), (repo / "proj" / ".pi" / "rules", "../../../../")):
+        rules.mkdir(parents=True)
+        os.symlink(up + "out.md", rules / "out.md")
+    os.symlink("../../../shared.md", repo / "proj" / ".pi" / "rules" / "shared.md")
+    engine = _engine(str(tmp_path / "home"))
+    alone = engine.discover(str(solo))
+    assert alone.rules == ()
+    assert [(e.kind, e.message) for e in alone.errors] == [(
+        "read-failure", f"symbolic link {solo}/.pi/rules/out.md -> ../../../out.md ({outside}) leads outside the "
+        f"project directory {solo}; not read — point the link inside the project directory or copy what it "
+        "points at there")]
+    in_repo = engine.discover(str(repo / "proj"))
+    assert [r.id for r in in_repo.rules] == ["shared"]  # above cwd, inside the git root: read
+    assert [(e.kind, e.message) for e in in_repo.errors] == [(
+        "read-failure", f"symbolic link {repo}/proj/.pi/rules/out.md -> ../../../../out.md ({outside}) leads "
+        f"outside the git root {repo}; not read — point the link inside the git root or copy what it points at "
+        "there")]
+
+
+class _UnlistableImporter:
+    """A third-party importer whose ``cwd_only`` is not a sequence: a bug discovery must
+    turn into an error, not a traceback."""
+
+    @hookimpl
+    def pi_rules_importers(self) -> list[ImporterInfo]:
+        return [ImporterInfo("broken", default=True, summary="", cwd_only=None)]  # type: ignore[arg-type]
+
+
+def test_a_failure_inside_discovery_is_an_internal_error_naming_where(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    (repo / "sub").mkdir()
+    home = str(tmp_path / "home")
+    engine = Engine(fresh_manager([("broken", _UnlistableImporter())]), home=home, env={"HOME": home})
+    cwd = f"{repo}/sub/../sub"  # reported as given
+    found = engine.discover(cwd)
+    source = inspect.getsource(discovery).splitlines()
+    line = 1 + next(i for i, text in enumerate(source) if "for relative in info.cwd_only:" in text)
+    assert found.rules == ()
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [(
+        "source-unreadable", cwd,
+        f"pi-rules internal error (TypeError: 'NoneType' object is not iterable at {discovery.__file__}:{line}); "
+        "no rules were evaluated — please report this", "engine")]
+
+
+def test_a_stem_met_three_times_counts_up_from_two(rule_project):
+    rule_project.write({f".pi/rules/{folder}/x.md": rule_text(alwaysApply=True) for folder in ("a", "b", "c")})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(r.id, r.reference) for r in found.rules] == [("x", "a/x.md"), ("x-2", "b/x.md"), ("x-3", "c/x.md")]
+
+
+@pytest.mark.parametrize(("cap", "files", "loaded", "left_out"), [
+    (80, 3, 3, None),  # exactly at the cap after two: not over, the third still read
+    (100, 3, 3, None),  # the last file tips it over: nothing is left out, no error
+    (100, 4, 3, "1 rule file"),
+    (100, 5, 3, "2 rule files"),
+])
+def test_the_character_cap_stops_only_when_a_file_is_left_out(rule_project, monkeypatch, cap, files, loaded, left_out):
+    monkeypatch.setattr(discovery, "MAX_RULE_BYTES_TOTAL", cap)
+    rule_project.write({f".pi/rules/r{n}.md": rule_text("x" * 40, alwaysApply=True) for n in range(files)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [len(r.body) for r in found.rules] == [40] * loaded
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == ([] if left_out is None else [(
+        "source-unreadable", str(rule_project.cwd),
+        f"the rules read so far hold over {cap} characters, the limit per discovery; the rules first in discovery "
+        f"order loaded, the other {left_out} did not — remove or move rule files", "engine")])
+
+
+def test_an_oversized_ignore_file_is_named_for_a_trusted_project_only(rule_project):
+    rule_project.write({
+        ".gitignore": "".join(f"*x{i}*y*\n" for i in range(1200)),
+        "pkg/.pi/rules/a.md": rule_text(alwaysApply=True),  # a nested rule folder: the tree is walked
+    })
+    _repo(rule_project.cwd)
+    engine = rule_project.engine()
+    found = engine.discover(str(rule_project.cwd))
+    assert [(w.code, w.path, w.message, w.plugin) for w in found.warnings] == [(
+        "ignore-file-skipped", str(rule_project.cwd / ".gitignore"),
+        f"this ignore file is over the limits pi-rules applies to a repository's ignore files "
+        f"({MAX_IGNORE_BYTES // 1024} KiB, {MAX_WILDCARD_LINES} wildcard lines), so nothing in it is ignored when "
+        "pi-rules walks the tree — shorten it, or move generated lines elsewhere", "engine")]
+    untrusted = engine.discover(str(rule_project.cwd), trusted=False)
+    assert untrusted.warnings == () and untrusted.rules == ()
+
+
+class _Clock:
+    """``time.monotonic`` moving 100 ms each time it is read: the deadline falls at the same
+    reading whatever the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        self.now += 0.1
+        return self.now
+
+
+def test_the_deadline_says_how_many_rule_files_were_not_read_one_or_more(tmp_path, monkeypatch):
+    seen: dict[int, str] = {}
+    for files in range(1, 16):
+        project, home = tmp_path / f"p{files}", tmp_path / "home"
+        home.mkdir(exist_ok=True)
+        for n in range(files):
+            (project / ".pi" / "rules").mkdir(parents=True, exist_ok=True)
+            (project / ".pi" / "rules" / f"r{n:02d}.md").write_text(rule_text(alwaysApply=True))
+        monkeypatch.setattr(deadline_module.time, "monotonic", _Clock())
+        engine = Engine(fresh_manager(), home=str(home), env={"HOME": str(home), "PI_RULES_DEADLINE_MS": "1000"})
+        found = engine.discover(str(project))
+        cut = [e for e in found.errors if "time budget" in e.message]
+        if cut:
+            (error,) = cut
+            assert (error.kind, error.path, error.plugin) == ("source-unreadable", str(project), "engine")
+            seen[files - len(found.rules)] = error.message.split(":", 1)[0]
+    # The cut falls at the same clock reading, so each added file is one more not read.
+    assert seen[1] == "1 rule file not read"
+    assert seen[2] == "2 rule files not read"
