@@ -129,6 +129,9 @@ class Discoverer:
                                                  "the limit per discovery", len(reading_order) - at - 1))
                     break
         rules = [loaded[f.path] for f in files if f.path in loaded]
+        errors += [RuleError("source-unreadable", cwd, (
+            f"importer {name!r} is left out: {problem} — report it to its plugin's authors, or block the "
+            "plugin with -p no:NAME"), name) for name, problem in self.hooks.importer_problems()]
         warnings = cwd_only_warnings(context, self.hooks.importers()) if trusted else ()
         warnings += tuple(RuleWarning("ignore-file-skipped", path, (
             f"this ignore file is over the limits pi-rules applies to a repository's ignore files "

@@ -46,6 +46,9 @@ class Hooks:
         self.pm = pm
         self._schema_keys: dict[str, dict[str, SchemaKey]] = {}
         self._importers: list[ImporterInfo] | None = None
+        # Why a plugin's importer declarations were left out (``importers``): discovery
+        # reports each as an error instead of letting one bad declaration stop it.
+        self._importer_problems: list[tuple[str, str]] = []
         self._hosts: dict[str, HostInfo] | None = None
         self._specs: dict[int, tuple[Rule, StreamSpec | None]] = {}
 
@@ -88,13 +91,25 @@ class Hooks:
 
     def importers(self) -> list[ImporterInfo]:
         if self._importers is None:
-            results, _ = self.call("pi_rules_importers")
+            results, faults = self.call("pi_rules_importers")
             infos: dict[str, ImporterInfo] = {}
+            problems = [(name, f"its pi_rules_importers hook failed ({_exc_text(exc)})") for name, exc in faults]
             for result in results:
-                for info in result or ():
-                    infos.setdefault(info.name, info)
+                for info in result if isinstance(result, (list, tuple)) else [result]:
+                    problem = _importer_problem(info)
+                    if problem is None:
+                        infos.setdefault(info.name, info)
+                    else:
+                        problems.append((getattr(info, "name", None) if isinstance(getattr(info, "name", None), str)
+                                         else "?", problem))
             self._importers = sorted(infos.values(), key=lambda info: info.name)
+            self._importer_problems = problems
         return self._importers
+
+    def importer_problems(self) -> list[tuple[str, str]]:
+        """The importer declarations ``importers`` left out: (importer or plugin name, why)."""
+        self.importers()
+        return self._importer_problems
 
     def schema_keys(self, schema: str) -> Mapping[str, SchemaKey]:
         cached = self._schema_keys.get(schema)
@@ -260,3 +275,19 @@ class Hooks:
 def _exc_text(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _importer_problem(info: Any) -> str | None:
+    """What is wrong with a plugin's importer declaration, or None. A third party's bad
+    value (a ``cwd_only`` of None) would otherwise fail every discovery that reads it."""
+    if not isinstance(info, ImporterInfo):
+        return f"it declared {type(info).__name__}, not an ImporterInfo"
+    if not isinstance(info.name, str) or not info.name:
+        return "its name is not a non-empty string"
+    for field in ("cwd_only", "markers"):
+        value = getattr(info, field)
+        if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
+            return f"its {field} is not a sequence of strings"
+    if not all(isinstance(getattr(info, f), bool) for f in ("default", "lossy_utf8")) or not isinstance(info.summary, str):
+        return "its default, lossy_utf8 or summary has the wrong type"
+    return None

@@ -8,7 +8,6 @@ left.
 
 from __future__ import annotations
 
-import inspect
 import os
 import subprocess
 from pathlib import Path
@@ -21,7 +20,7 @@ from rules_core.engine import discovery
 from rules_core.engine.core import Engine
 from rules_core.model import ImporterInfo
 from rules_core.plugins.hookspecs import hookimpl
-from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
+from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
 CLAUDE_RULE = "---\npaths: src/**\n---\nPrefer small functions.\n"
 
@@ -216,27 +215,50 @@ def test_links_are_bounded_by_the_git_root_or_else_the_project_directory(tmp_pat
 
 
 class _UnlistableImporter:
-    """A third-party importer whose ``cwd_only`` is not a sequence: a bug discovery must
-    turn into an error, not a traceback."""
+    """A third-party importer whose ``cwd_only`` is not a sequence, beside one that is
+    fine: a bug in one plugin's declaration must not cost the other rules."""
 
     @hookimpl
     def pi_rules_importers(self) -> list[ImporterInfo]:
-        return [ImporterInfo("broken", default=True, summary="", cwd_only=None)]  # type: ignore[arg-type]
+        return [ImporterInfo("broken", default=True, summary="", cwd_only=None),  # type: ignore[arg-type]
+                ImporterInfo("fine", default=True, summary="")]
 
 
-def test_a_failure_inside_discovery_is_an_internal_error_naming_where(tmp_path):
+def test_a_malformed_importer_declaration_is_left_out_and_named_and_the_rules_stay(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    make_rules(repo / "sub", {".pi/rules/a.md": rule_text("Kept.", alwaysApply=True)})
+    (repo / ".claude" / "rules").mkdir(parents=True)  # a cwd-only path above cwd: the warnings still run
+    home = str(tmp_path / "home")
+    engine = Engine(fresh_manager([("broken", _UnlistableImporter())]), home=home, env={"HOME": home})
+    cwd = str(repo / "sub")
+    found = engine.discover(cwd)
+    assert [r.body for r in found.rules] == ["Kept."]
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [(
+        "source-unreadable", cwd,
+        "importer 'broken' is left out: its cwd_only is not a sequence of strings — report it to its "
+        "plugin's authors, or block the plugin with -p no:NAME", "broken")]
+    assert "fine" in {info.name for info in engine.hooks.importers()}  # its neighbour is kept
+    assert any(w.code == "cwd-only" for w in found.warnings)
+
+
+def test_a_failure_inside_discovery_is_an_internal_error_naming_where(tmp_path, monkeypatch):
+    """The last net: a bug anywhere in discovery is one error naming where, never a traceback."""
     repo = _repo(tmp_path / "repo")
     (repo / "sub").mkdir()
     home = str(tmp_path / "home")
-    engine = Engine(fresh_manager([("broken", _UnlistableImporter())]), home=home, env={"HOME": home})
+
+    def broken(context, importers):
+        raise TypeError("'NoneType' object is not iterable")
+
+    monkeypatch.setattr(discovery, "cwd_only_warnings", broken)
+    engine = Engine(fresh_manager(), home=home, env={"HOME": home})
     cwd = f"{repo}/sub/../sub"  # reported as given
     found = engine.discover(cwd)
-    source = inspect.getsource(discovery).splitlines()
-    line = 1 + next(i for i, text in enumerate(source) if "for relative in info.cwd_only:" in text)
+    line = broken.__code__.co_firstlineno + 1
     assert found.rules == ()
     assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [(
         "source-unreadable", cwd,
-        f"pi-rules internal error (TypeError: 'NoneType' object is not iterable at {discovery.__file__}:{line}); "
+        f"pi-rules internal error (TypeError: 'NoneType' object is not iterable at {__file__}:{line}); "
         "no rules were evaluated — please report this", "engine")]
 
 
