@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .model import Evaluation, Outcome
-from .select import OVERFLOW_INDEX, budget_steps, dedupe_winner, named_when_dropped  # noqa: F401 (OVERFLOW_INDEX: for the report)
+from .select import budget_steps, dedupe_winner, named_when_dropped
 
 Delivery = Literal["section", "index", "none"]
 # Why an on-demand rule is listed, said the same way by the report and by explain.

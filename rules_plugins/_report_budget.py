@@ -15,6 +15,7 @@ from typing import Mapping
 from rules_core import delivery
 from rules_core.model import Evaluation, Outcome, Rule
 from rules_core.safe import safe_line
+from rules_core.select import OVERFLOW_INDEX, named_when_dropped
 
 NATIVE_SCHEMA = "v1"  # only a native rule has a ``load`` key to set
 SETTINGS_FILE = ".pi/rules.toml"
@@ -76,8 +77,8 @@ def outcome_details(outcome: Outcome, budget: Budget) -> list[str]:
 def _over_budget(outcome: Outcome, budget: Budget, size: str) -> list[str]:
     if outcome.rule.pool is not None:
         return _over_pool(outcome, budget, size)
-    by_setting = budget.overflow == delivery.OVERFLOW_INDEX
-    indexed = delivery.named_when_dropped(outcome.rule, budget.overflow)
+    by_setting = budget.overflow == OVERFLOW_INDEX
+    indexed = named_when_dropped(outcome.rule, budget.overflow)
     room = budget.rooms.get(outcome.rule.id, 0)
     fixes = [f"raise PI_RULES_MAX_TOKENS or max_tokens in {SETTINGS_FILE} ({budget.fits_all} fits every "
              "matched pinned rule)"]

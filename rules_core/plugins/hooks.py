@@ -100,8 +100,8 @@ class Hooks:
                     if problem is None:
                         infos.setdefault(info.name, info)
                     else:
-                        problems.append((getattr(info, "name", None) if isinstance(getattr(info, "name", None), str)
-                                         else "?", problem))
+                        name = getattr(info, "name", None)
+                        problems.append((name if isinstance(name, str) and name else "?", problem))
             self._importers = sorted(infos.values(), key=lambda info: info.name)
             self._importer_problems = problems
         return self._importers
