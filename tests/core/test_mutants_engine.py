@@ -1,7 +1,7 @@
 """The engine (rules_core.engine), pinned where mutation testing found it unpinned (issue 32).
 
 Each test is a project on disk and what ``Engine.evaluate``/``explain``/``read_rule``
-answer for it. docs/testing.md lists the mutants these kill and the ones left, explained.
+answer for it. docs/mutation.md lists the mutants these kill and the ones left, explained.
 """
 
 from __future__ import annotations

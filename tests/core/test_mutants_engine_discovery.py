@@ -2,7 +2,7 @@
 (issue 32).
 
 Each test is a project on disk (a real git repository where the git root matters) and what
-``Engine.discover`` answers for it. docs/testing.md lists the mutants these kill and the ones
+``Engine.discover`` answers for it. docs/mutation.md lists the mutants these kill and the ones
 left.
 """
 

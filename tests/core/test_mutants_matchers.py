@@ -1,7 +1,7 @@
 """The matcher plugins, pinned down where mutation testing found them unpinned (issue 32).
 
 Each test is a rule file in a real project and what the evaluation shows for it: status,
-reasons and their order, the errors a bad value gives. docs/testing.md lists the mutants
+reasons and their order, the errors a bad value gives. docs/mutation.md lists the mutants
 these kill and the ones left, each explained.
 """
 

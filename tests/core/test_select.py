@@ -126,7 +126,7 @@ def test_js_parse_int_answers_as_node_parse_int_does():
     assert [[text, js_parse_int(text)] for text, _ in data["cases"]] == data["cases"]
 
 
-# -- written against mutmut's survivors (docs/testing.md) -----------------------------------
+# -- written against mutmut's survivors (docs/mutation.md) -----------------------------------
 
 
 def test_admissions_fill_to_exactly_the_budget_and_report_the_room_each_met():

@@ -2,7 +2,7 @@
 
 What a user sees: ``pi-rules plugins --json`` (each importer, whether it is on by default,
 its summary), the rules discovery makes of a tool's files, and the errors it reports.
-docs/testing.md lists the mutants these kill and the ones left, explained.
+docs/mutation.md lists the mutants these kill and the ones left, explained.
 """
 
 from __future__ import annotations

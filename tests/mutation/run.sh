@@ -1,6 +1,6 @@
 #!/bin/bash
-# Mutation-test one module (or a few) with only the tests that exercise it (docs/testing.md,
-# "Mutation testing"). Slow and by hand: never part of .ci/run.
+# Mutation-test one module (or a few) with only the tests that exercise it (docs/mutation.md).
+# Slow and by hand: never part of .ci/run.
 #   tests/mutation/run.sh NAME "module.py ..." "tests/file.py ..."
 # Copies this checkout (as it is, uncommitted edits included) to $MUTATION_DIR/NAME, writes
 # the [mutmut] section into the copy's setup.cfg, lets mutmut reach @hookimpl functions

@@ -3,7 +3,7 @@
 ``Containment.resolve``/``directory``, ``write_target``, ``write_contained`` and
 ``enclosing_project`` are the API every reader and writer of project files goes through;
 these tests pin what each answers (paths, stats, refusals and their messages) where
-mutation testing found the answers unpinned. docs/testing.md lists what is left.
+mutation testing found the answers unpinned. docs/mutation.md lists what is left.
 """
 
 from __future__ import annotations
