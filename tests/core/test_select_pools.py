@@ -120,3 +120,36 @@ def test_a_section_budget_drop_without_index_is_not_a_delivery():
     rules = [first, target, bridge(2)]
     assert ids(select(rules, 100, cost).inlined) == ["claude"]
     assert select(rules, 100, cost, "index").inlined == ()  # listed in the index: the pointer holds
+
+
+# -- written against mutmut's last survivors (docs/mutation.md) ---------------------------
+
+
+def test_a_pointer_to_a_dropped_copy_whose_text_is_not_sent_is_inlined():
+    # The copy is a duplicate of a rule the section's budget then drops (overflow "drop"):
+    # the text reaches the model nowhere, so the pointer must become the text.
+    bridge_rule = make("claude", 0, body="(AGENTS.md reaches you as a rule of its own)",
+                       points_to=("/p/agents.md",), inlined="the whole agents text, inlined")
+    original = make("agents", 1, body="same text " * 20)
+    copy = make("copy", 2, body="same text " * 20)
+    selection = select([bridge_rule, original, copy], 100, cost)
+    assert selection.dropped == {"agents": "duplicate", "copy": "budget"}
+    assert ids(selection.inlined) == ["claude"]
+    assert [r.body for r in selection.active] == ["the whole agents text, inlined"]
+
+
+def test_every_rule_inlined_in_one_selection_is_named():
+    one = make("one", 0, body="(see a)", points_to=("/p/a.md",), inlined="a's text")
+    two = make("two", 1, body="(see b)", points_to=("/p/b.md",), inlined="b's text")
+    selection = select([one, two], 2000, cost)
+    assert ids(selection.inlined) == ["one", "two"]
+    assert [r.body for r in selection.active] == ["a's text", "b's text"]
+
+
+def test_a_folder_named_x_is_as_deep_as_its_path_says():
+    # Depth is counted on the base with only its trailing slashes removed: a package folder
+    # called "X" (or "XX") is one level below the repository, nearer than the root.
+    root = make("root", 0, 60, base="/repo", pool=POOL)
+    package = make("pkg", 1, 50, base="/repo/X", pool=POOL)
+    steps = pool_admissions([root, package], POOL.max_tokens, cost)
+    assert [(s.rule.id, s.admitted) for s in steps] == [("pkg", True), ("root", False)]

@@ -8,10 +8,13 @@ docs/mutation.md lists the mutants these kill and the ones left, explained.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
+import pytest
+
 from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
-from suite_helpers import run_in_project
+from suite_helpers import cli_process, run_in_project
 
 SUMMARIES = {
     "cursor": ("Cursor rules: .cursor/rules/**/*.{mdc,md} at cwd and in folders below it, .cursorrules, "
@@ -160,3 +163,132 @@ def test_a_copilot_dir_under_home_without_a_home_is_reported_not_fatal(rule_proj
     assert [e.message for e in found.errors] == [
         "COPILOT_CUSTOM_INSTRUCTIONS_DIRS entry '~/team' is not an absolute directory; write a full path "
         "such as /home/me/team-rules or ~/team-rules (it is skipped until then)"]
+
+
+# -- the last Cursor and Copilot survivors (issue 32, second pass) ------------------------
+
+ALWAYS = "---\nalwaysApply: true\n---\n{}\n"
+
+
+def test_a_link_in_a_nested_cursor_rules_folder_that_leaves_the_project_is_refused(rule_project):
+    # The nested folders are listed through the discovery context too: without it their
+    # links would be followed out of the project (the containment lives on the context).
+    secret = rule_project.home / "secret.mdc"
+    secret.write_text(ALWAYS.format("Secret."))
+    rule_project.write({"pkg/.cursor/rules/own.mdc": ALWAYS.format("Own.")})
+    link = rule_project.cwd / "pkg/.cursor/rules/leak.mdc"
+    link.symlink_to(secret)
+    found = discover(rule_project)
+    assert [r.id for r in found.rules] == ["own"]
+    assert [(e.kind, e.path) for e in found.errors] == [("read-failure", str(link))]
+    assert f"leads outside the project directory {rule_project.cwd}; not read" in found.errors[0].message
+
+
+def test_nested_cursor_folders_order_their_rules_by_folder_before_file_name(rule_project):
+    # RULE-SPEC §1: nested directories lexicographically at one depth, then files by path.
+    rule_project.write({"b/.cursor/rules/a.mdc": ALWAYS.format("B's."),
+                        "a/.cursor/rules/z.mdc": ALWAYS.format("A's.")})
+    assert [(r.id, r.file.base) for r in discover(rule_project).rules] == [
+        ("z", str(rule_project.cwd / "a")), ("a", str(rule_project.cwd / "b"))]
+
+
+def test_a_fifo_at_the_copilot_repository_file_is_reported_as_not_a_regular_file(rule_project):
+    (rule_project.cwd / ".github").mkdir()
+    os.mkfifo(rule_project.cwd / ".github/copilot-instructions.md")
+    found = discover(rule_project)
+    assert [(e.kind, e.message) for e in found.errors] == [(
+        "read-failure", "not a regular file (FIFO, socket or device); rule files must be plain files")]
+
+
+def test_the_copilot_repository_file_comes_before_every_instructions_file(rule_project):
+    # Even one whose name sorts before ".github/…" ('-' < '.'): the general text first,
+    # then the path-specific files that refine it.
+    rule_project.write({".github/copilot-instructions.md": "Repo.\n",
+                        ".github/instructions/-first.instructions.md": "First.\n"})
+    assert [r.id for r in discover(rule_project).rules] == ["project/copilot-instructions", "-first"]
+
+
+def test_a_repeated_copilot_custom_dir_is_skipped_and_the_next_one_still_loads(rule_project):
+    from rules_core.rule_tests.pytest_plugin import make_rules
+
+    team, more = rule_project.cwd.parent / "team", rule_project.cwd.parent / "more"
+    make_rules(team, {".github/instructions/t.instructions.md": "Team.\n"})
+    make_rules(more, {".github/instructions/m.instructions.md": "More.\n"})
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = f"{team},{team}/,{more}"
+    assert [r.id for r in discover(rule_project).rules] == ["t", "m"]
+
+
+def test_an_unlistable_copilot_custom_dir_is_reported_again_without_being_listed_again(rule_project, monkeypatch):
+    # RULE-SPEC §7: a source-unreadable outcome is cached until the directory changes —
+    # the later pass re-reports it without listing it again.
+    team = rule_project.cwd.parent / "team"
+    (team / ".github").mkdir(parents=True)
+    loop = team / ".github/instructions"
+    loop.symlink_to(loop)  # ELOOP: cannot be listed
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = str(team)
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        listed.append(os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    engine = rule_project.engine()
+    first = engine.discover(str(rule_project.cwd))
+    assert [(e.kind, e.path) for e in first.errors] == [("source-unreadable", str(loop))]
+    assert listed.count(str(loop)) == 1  # positive control: the first pass tried to list it
+    again = engine.discover(str(rule_project.cwd))
+    assert again.errors == first.errors
+    assert listed.count(str(loop)) == 1
+
+
+# -- the last Claude Code memory survivors ------------------------------------------------
+
+MEMORY_FILES = ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "AGENT.md"]
+
+
+@pytest.mark.parametrize("name", MEMORY_FILES + [None])
+def test_an_untrusted_project_with_only_a_memory_file_is_said_to_hold_rules(tmp_path, name):
+    # The notice a host shows once ("this project has rules; trust it?") checks each
+    # importer's declared markers: a project whose only rules are a memory file counts.
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    if name is not None:
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("# Conventions\n\nUse tabs.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_RULES_", "XDG_"))}
+    request = json.dumps({"id": 1, "method": "trust_status"}) + "\n"
+    done = cli_process("--trust-store", "serve", cwd=project, env={**env, "HOME": str(home)}, stdin=request)
+    result = json.loads(done.stdout)["result"]
+    assert (result["trusted"], result["project_rules"]) == (False, name is not None)  # None: the control
+
+
+def test_a_nul_byte_inside_an_html_comment_still_makes_a_claude_md_binary(rule_project):
+    # Comments are stripped only from text: a NUL byte anywhere means a binary file, even
+    # one hidden in a comment Claude Code would not show.
+    rule_project.write({"CLAUDE.md": "<!-- \x00 -->\n# Notes\n\nUse tabs.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert [(e.kind, e.message) for e in found.errors] == [(
+        "read-failure", "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text")]
+
+
+def test_a_project_claude_md_imports_from_home_when_the_file_lies_inside_the_project(tmp_path, monkeypatch):
+    # ``@~/…`` is the user's home folder; a project that lives below home may import its
+    # own files that way (they are inside the git root), and nothing else of home.
+    from rules_core.rule_tests.pytest_plugin import RuleProject
+
+    home = tmp_path / "home"
+    project = RuleProject(cwd=home / "src" / "app", home=home)
+    project.write({"CLAUDE.md": "# App\n\n@~/src/app/docs/style.md\n@~/private.md\n", "docs/style.md": "Use tabs.\n"})
+    (home / "private.md").write_text("Secret.\n")
+    subprocess.run(["git", "init", "-q", str(project.cwd)], check=True)
+    monkeypatch.setenv("HOME", str(home))
+    found = discover(project)
+    assert [r.id for r in found.rules] == ["app/CLAUDE"]
+    assert "Use tabs." in found.rules[0].body and "Secret." not in found.rules[0].body
+    assert [e.message for e in found.errors] == [
+        f"import @~/private.md: in your home folder, outside the git root {project.cwd}; not read — move the "
+        "file inside it, or import it from your own ~/.claude/CLAUDE.md"]
