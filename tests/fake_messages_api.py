@@ -16,7 +16,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 MAX_BODY = 64 * 1024 * 1024  # a whole conversation with file contents fits easily
 SIDE_TEXT = "ok"
@@ -273,23 +273,38 @@ class RuleFollowingAPI(FakeMessagesAPI):
     script: list[list[dict[str, Any]]] = field(default_factory=list)
     obligations: list[Obligation] = field(default_factory=list)
 
+    # The agent's vocabulary (Claude Code's here; a subclass gives another agent's): the
+    # index line naming a rule to fetch, the tool and argument that fetch it, and the
+    # tool and arguments that write a file.
+    index_line: ClassVar[re.Pattern[str]] = _INDEX_LINE
+    fetch_tool: ClassVar[tuple[str, str]] = ("Read", "file_path")
+    write_tool: ClassVar[tuple[str, str, str]] = ("Write", "file_path", "content")
+    call_suffix: ClassVar[str] = "rulefollower"
+
+    def target(self, seen: str, task: Obligation) -> str | None:
+        """Where the agent writes ``task``'s file: absolute, under the working directory
+        Claude Code names in its prompt (None before it has named one)."""
+        workdir = _WORKDIR.search(seen)
+        return None if workdir is None else f"{workdir.group(1)}/{task.path}"
+
     def answer(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
         seen = conversation_text(body)
         used = tool_uses(body.get("messages") or [])
-        call_id = f"toolu_{len(used) + 1:03d}_rulefollower"
-        read = {u["input"].get("file_path") for u in used if u.get("name") == "Read"}
-        for path in _INDEX_LINE.findall(seen):
-            if path not in read:
-                return [tool_use(call_id, "Read", {"file_path": path})], "tool_use"
-        workdir = _WORKDIR.search(seen)
+        call_id = f"toolu_{len(used) + 1:03d}_{self.call_suffix}"
+        fetch, fetch_arg = self.fetch_tool
+        fetched = {u["input"].get(fetch_arg) for u in used if u.get("name") == fetch}
+        for ref in self.index_line.findall(seen):
+            if ref not in fetched:
+                return [tool_use(call_id, fetch, {fetch_arg: ref})], "tool_use"
+        write, path_arg, content_arg = self.write_tool
         for task in self.obligations:
-            if task.prompt not in seen or workdir is None:
+            target = self.target(seen, task)
+            if task.prompt not in seen or target is None:
                 continue
-            target = f"{workdir.group(1)}/{task.path}"
-            written = [u["input"].get("content") for u in used
-                       if u.get("name") == "Write" and u["input"].get("file_path") == target]
+            written = [u["input"].get(content_arg) for u in used
+                       if u.get("name") == write and u["input"].get(path_arg) == target]
             obeys = task.rule_text in seen
             if not written or (obeys and written[-1] != task.obeying):
                 content = task.obeying if obeys else task.ignoring
-                return [tool_use(call_id, "Write", {"file_path": target, "content": content})], "tool_use"
+                return [tool_use(call_id, write, {path_arg: target, content_arg: content})], "tool_use"
         return [text(self.final_text)], "end_turn"

@@ -20,13 +20,13 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
 from claude_real import ProxyTrap
 from eval_demo import cases_of, copy_demo, demo_cases_all_or_nothing, mute_in_both_arms, obligations, run_eval
-from fake_messages_api import RuleFollowingAPI, conversation_text, text, tool_use, tool_uses
+from fake_messages_api import Obligation, RuleFollowingAPI
 from pi_driver import EXTENSION, install, pi_command
 
 NEEDS_NODE = pytest.mark.skipif(
@@ -42,24 +42,13 @@ class PiRuleFollowingAPI(RuleFollowingAPI):
     lists with ``read_rule {path}``, then writes each obligation's file with ``write {path,
     content}`` (relative to Pi's cwd), obeying when the rule's text has reached it."""
 
-    def answer(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
-        seen = conversation_text(body)
-        used = tool_uses(body.get("messages") or [])
-        call_id = f"toolu_{len(used) + 1:03d}_pirules"
-        fetched = {u["input"].get("path") for u in used if u.get("name") == "read_rule"}
-        for ref in _PI_INDEX_LINE.findall(seen):
-            if ref not in fetched:
-                return [tool_use(call_id, "read_rule", {"path": ref})], "tool_use"
-        for task in self.obligations:
-            if task.prompt not in seen:
-                continue
-            written = [u["input"].get("content") for u in used
-                       if u.get("name") == "write" and u["input"].get("path") == task.path]
-            obeys = task.rule_text in seen
-            if not written or (obeys and written[-1] != task.obeying):
-                content = task.obeying if obeys else task.ignoring
-                return [tool_use(call_id, "write", {"path": task.path, "content": content})], "tool_use"
-        return [text(self.final_text)], "end_turn"
+    index_line = _PI_INDEX_LINE
+    fetch_tool = ("read_rule", "path")
+    write_tool = ("write", "path", "content")
+    call_suffix = "pirules"
+
+    def target(self, seen: str, task: Obligation) -> str | None:
+        return task.path
 
 
 @pytest.fixture(scope="module")
