@@ -7,14 +7,16 @@ docs/mutation.md lists the mutants these kill and the ones left, explained.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
-from suite_helpers import cli_process, run_in_project
+from suite_helpers import run_in, run_in_project
 
 SUMMARIES = {
     "cursor": ("Cursor rules: .cursor/rules/**/*.{mdc,md} at cwd and in folders below it, .cursorrules, "
@@ -249,7 +251,7 @@ MEMORY_FILES = ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"
 
 
 @pytest.mark.parametrize("name", MEMORY_FILES + [None])
-def test_an_untrusted_project_with_only_a_memory_file_is_said_to_hold_rules(tmp_path, name):
+def test_an_untrusted_project_with_only_a_memory_file_is_said_to_hold_rules(tmp_path, name, capsys, monkeypatch):
     # The notice a host shows once ("this project has rules; trust it?") checks each
     # importer's declared markers: a project whose only rules are a memory file counts.
     home, project = tmp_path / "home", tmp_path / "project"
@@ -258,11 +260,12 @@ def test_an_untrusted_project_with_only_a_memory_file_is_said_to_hold_rules(tmp_
     if name is not None:
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text("# Conventions\n\nUse tabs.\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_RULES_", "XDG_"))}
+    monkeypatch.setenv("HOME", str(home))
     request = json.dumps({"id": 1, "method": "trust_status"}) + "\n"
-    done = cli_process("--trust-store", "serve", cwd=project, env={**env, "HOME": str(home)}, stdin=request)
-    result = json.loads(done.stdout)["result"]
-    assert (result["trusted"], result["project_rules"]) == (False, name is not None)  # None: the control
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(request.encode())))
+    code, out, _ = run_in(capsys, project, "--trust-store", "serve")
+    result = json.loads(out)["result"]
+    assert (code, result["trusted"], result["project_rules"]) == (0, False, name is not None)  # None: the control
 
 
 def test_a_nul_byte_inside_an_html_comment_still_makes_a_claude_md_binary(rule_project):
