@@ -10,6 +10,7 @@ import pytest
 
 from rules_core import deadline as deadline_module
 from rules_core import hookimpl
+from rules_core.model import Verdict
 from rules_core.rule_tests.pytest_plugin import rule_text
 
 
@@ -375,3 +376,212 @@ def test_a_memory_files_tokens_are_counted_in_its_pool_not_the_main_budget(rule_
     evaluation = rule_project.engine().evaluate(rule_project.facts())
     assert [(pool.name, used) for pool, used in evaluation.pools] == [("memory", 4)]
     assert evaluation.budget_used == 0 and [o.tokens for o in evaluation.outcomes] == [4]
+
+
+# -- a host's settings table through discover and stream_specs; warnings reach evaluate ------
+
+def test_a_hosts_import_and_required_plugins_reach_discover_evaluate_and_stream_specs(rule_project):
+    rule_project.write({
+        ".pi/rules/todo.md": rule_text(condition="TODO", alwaysApply=True),
+        ".cursor/rules/fixme.mdc": "---\ndescription: fixme\ncondition: FIXME\nalwaysApply: true\n---\nNo FIXME.\n",
+        ".pi/rules.toml": ('[hosts.claude-code]\nimport = "none"\n[hosts.claude-code.plugins]\n'
+                           'required = ["pi-rules-nope"]\n[hosts.nobody]\nattach = false\n'),
+    })
+    engine = rule_project.engine()
+    required = ("line 4: plugins.required names 'pi-rules-nope' in [hosts.claude-code], which is not installed "
+                "(no plugin or distribution of that name); install the distribution (pip install pi-rules-nope) "
+                "or remove it from the list")
+    unknown = [("unknown-host", "line 5: [hosts.nobody] names no known host; its keys apply to nothing (known hosts: "
+                "claude-code, codex, copilot, cursor, gemini, kiro, pi, windsurf)")]
+    seen = {}
+    for host in (None, "claude-code"):
+        facts = rule_project.facts(host=host)
+        discovery = engine.discover(str(rule_project.cwd), True, host)
+        evaluation = engine.evaluate(facts)
+        assert [(w.code, w.message) for w in evaluation.warnings] == unknown
+        assert [e.message for e in evaluation.errors] == [e.message for e in discovery.errors]
+        seen[host] = ([r.id for r in discovery.rules], [e.message for e in discovery.errors],
+                      sorted(s.rule.id for s in engine.stream_specs(facts)),
+                      [e.rule.id for e in engine.explain(facts, "a.py").entries],
+                      engine.read_rule(facts, "fixme.mdc").refusal)
+    assert seen == {None: (["todo", "fixme"], [], ["fixme", "todo"], ["todo", "fixme"], None),
+                    "claude-code": (["todo"], [required], ["todo"], ["todo"], "Unknown rule: fixme.mdc")}
+
+
+# -- the `except Exception` fallbacks, reached through third-party plugins -------------------
+
+_BROKEN_RENDERER = ("from rules_core import hookimpl\n\n\n@hookimpl(tryfirst=True)\n"
+                    "def pi_rules_render(kind, data):\n    if kind == 'section':\n"
+                    "        raise ValueError('renderer broke')\n")
+_INTERNAL = "pi-rules internal error ({}); no rules were evaluated — please report this"
+
+
+def test_an_installed_renderer_that_raises_costs_the_evaluation_one_internal_error(rule_project, tmp_path, monkeypatch):
+    """Hooks.render raises a renderer's fault by design; evaluate turns it into one error."""
+    import sys
+
+    from rules_core.engine import Engine
+    from rules_core.model import Evaluation, Facts, RuleError
+    from rules_core.rule_tests.pytest_plugin import make_rules
+
+    site = tmp_path / "site"  # a distribution as pip leaves it: the pluggy entry point loads it
+    make_rules(site, {"mutcore_render_plugin.py": _BROKEN_RENDERER})
+    make_rules(site / "mutcore_render-1.0.dist-info", {
+        "METADATA": "Metadata-Version: 2.1\nName: mutcore_render\nVersion: 1.0\n",
+        "entry_points.txt": "[pi_rules]\nbrokenrender = mutcore_render_plugin\n"})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "mutcore_render_plugin", raising=False)
+    rule_project.write({".pi/rules/a.md": rule_text("A.", alwaysApply=True)})
+    engine = Engine(env={"HOME": str(rule_project.home)})
+    assert engine.pm.origins.get("brokenrender") == "mutcore_render 1.0"
+    muted = engine.evaluate(Facts(cwd=str(rule_project.cwd), mutes=frozenset({"a"})))  # nothing to render
+    assert (muted.errors, [o.status for o in muted.outcomes]) == ((), ["muted"])
+    facts = Facts(cwd=str(rule_project.cwd))
+    where = f"ValueError: renderer broke at {site / 'mutcore_render_plugin.py'}:7"
+    assert engine.evaluate(facts) == Evaluation(
+        facts, (), (RuleError("source-unreadable", str(rule_project.cwd), _INTERNAL.format(where), "engine"),),
+        (), (), "", 0, 0)
+
+
+class _NotVerdicts:
+    """A matcher that breaks the hook's contract: strings, not ``Verdict``s."""
+
+    @hookimpl
+    def pi_rules_match(self, rule, context):
+        return ["not a verdict"]
+
+
+class _NotAHost:
+    """A host declaration that is not a ``HostInfo``."""
+
+    @hookimpl
+    def pi_rules_hosts(self):
+        return ["not a host"]
+
+
+def test_a_matcher_answering_no_verdicts_costs_explain_an_internal_error_and_stream_specs_nothing(rule_project):
+    rule_project.write({".pi/rules/src.md": rule_text(globs=["src/**"], match="touched"),
+                        ".pi/rules/todo.md": rule_text(condition="TODO", tools=["edit"])})
+    facts = rule_project.facts(tools=["edit"])
+    good = rule_project.engine()
+    assert [s.rule.id for s in good.stream_specs(facts)] == ["todo"]  # positive control
+    assert good.explain(facts, "./src//a.ts").errors == ()
+    engine = rule_project.engine(plugins=[("bad", _NotVerdicts())])
+    assert engine.stream_specs(facts) == ()
+    explanation = engine.explain(facts, "./src//a.ts")
+    assert (explanation.path, explanation.entries) == ("./src//a.ts", ())  # the path as given
+    (error,) = explanation.errors
+    assert (error.kind, error.path, error.plugin) == ("source-unreadable", str(rule_project.cwd), "engine")
+    assert error.message.startswith(
+        "pi-rules internal error (AttributeError: 'str' object has no attribute 'rank' at ")
+    assert error.message.endswith("); no rules were evaluated — please report this")
+
+
+def test_a_host_declaration_that_is_no_hostinfo_costs_read_rule_an_internal_error_refusal(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("A.", alwaysApply=True)})
+    assert rule_project.engine().read_rule(rule_project.facts(host="pi"), "a.md").body == "A."  # positive control
+    reading = rule_project.engine(plugins=[("bad", _NotAHost())]).read_rule(rule_project.facts(host="pi"), "a.md")
+    assert (reading.rule, reading.shared) == (None, ())
+    assert reading.refusal.startswith(
+        "Unknown rule: pi-rules internal error (AttributeError: 'str' object has no attribute 'name' at ")
+    assert reading.refusal.endswith("); no rules were evaluated — please report this")
+
+
+# -- the call's Resolved value, a relative cwd, the probe explain matches with ----------------
+
+def test_a_resolved_value_for_a_sessions_own_environment_is_what_every_entry_point_reads(rule_project):
+    """A host resolves once with its session's env (``Resolved.with_env``) and passes it on;
+    re-reading the engine's own settings instead would import every tool's files and leave
+    CLAUDE.md to Claude Code."""
+    rule_project.write({
+        ".pi/rules/todo.md": rule_text(condition="TODO", alwaysApply=True),
+        ".cursor/rules/fixme.mdc": "---\ndescription: fixme\ncondition: FIXME\nalwaysApply: true\n---\nNo FIXME.\n",
+        "CLAUDE.md": "Claude notes.\n",
+    })
+    engine, cwd = rule_project.engine(), str(rule_project.cwd)
+    facts = rule_project.facts(host="claude-code")
+    session = engine.resolve(cwd, True, "claude-code").with_env({"PI_RULES_IMPORT": "claude-md"})
+
+    def answers(resolved):
+        discovery = engine.discover(cwd, True, "claude-code", resolved)
+        return ([r.id for r in discovery.rules],
+                {o.rule.id: o.status for o in engine.evaluate(facts, resolved=resolved).outcomes},
+                [(e.rule.id, e.verdict) for e in engine.explain(facts, "a.py", resolved).entries],
+                [s.rule.id for s in engine.stream_specs(facts, resolved=resolved)],
+                engine.read_rule(facts, "CLAUDE.md", resolved=resolved).body,
+                engine.read_rule(facts, "fixme.mdc", resolved=resolved).refusal,
+                [r.id for r in engine.reachable(discovery.rules, facts, resolved)])
+
+    assert answers(session) == (
+        ["todo", "project/CLAUDE"], {"todo": "inactive", "project/CLAUDE": "active"},
+        [("todo", "no-match"), ("project/CLAUDE", "path-independent")], ["todo"], "Claude notes.\n",
+        "Unknown rule: fixme.mdc", ["todo", "project/CLAUDE"])
+    assert answers(None) == (
+        ["todo", "fixme", "project/CLAUDE"], {"todo": "inactive", "fixme": "inactive", "project/CLAUDE": "inactive"},
+        [("todo", "no-match"), ("fixme", "no-match"), ("project/CLAUDE", "no-match")], ["todo", "fixme"], None,
+        None, ["todo", "fixme"])
+
+
+def test_a_relative_cwd_is_taken_from_the_process_folder_by_explain_and_stream_specs(rule_project, monkeypatch):
+    rule_project.write({
+        ".pi/rules/src.md": rule_text(globs=["src/**"], match="touched"),
+        ".pi/rules/ex.md": rule_text(globs=["src/**"], match="exists"),
+        ".pi/rules/todo.md": rule_text(condition="TODO", alwaysApply=True),
+        "sub/.pi/rules/nested.md": rule_text(condition="NESTED", load="on-demand"),  # sub/'s: armed there only
+    })
+    engine = rule_project.engine()
+    monkeypatch.chdir(rule_project.cwd.parent)
+    for facts in (rule_project.facts(), rule_project.facts(cwd=rule_project.cwd.name)):
+        explanation = engine.explain(facts, "src/a.ts")
+        assert [(e.rule.id, e.verdict, e.reasons) for e in explanation.entries if e.rule.id != "todo"] == [
+            ("ex", "no-match", ("no existing path matches globs src/** (touched src/a.ts matches, but match is exists)",)),
+            ("src", "matches", ("touched src/a.ts",)),
+            ("nested", "no-match",
+             ("stream rule: fires when text, tool output matches /NESTED/; interruptMode always, repeat once",)),
+        ]
+        assert [s.rule.id for s in engine.stream_specs(facts)] == ["todo"]
+
+
+class _GlobsFromFacts:
+    """A third-party path matcher (condition ``globs``) that judges by ``context.facts``."""
+
+    @hookimpl(tryfirst=True)
+    def pi_rules_match(self, rule, context):
+        facts = context.facts
+        return [Verdict("globs", False, (f"facts touched {facts.touched!r}, prompt {facts.prompt!r}",), 1)]
+
+
+def test_explain_asks_a_path_matcher_with_the_probed_path_as_the_only_touched_path_and_no_prompt(rule_project):
+    rule_project.write({".pi/rules/src.md": rule_text(globs=["src/**"], match="touched")})
+    engine = rule_project.engine(plugins=[("facts", _GlobsFromFacts())])
+    facts = rule_project.facts(touched=["other.py"], prompt="fix the python")
+    (entry,) = engine.explain(facts, "./src//a.ts").entries
+    assert entry.reasons == ("facts touched ('src/a.ts',), prompt ''", "touched src/a.ts")
+
+
+def test_a_stream_rule_with_globs_is_armed_whatever_the_touched_existing_and_prompted_paths(rule_project):
+    """The ``globs`` gate is the stream's (it checks each tool call's path), so arming asks
+    the path matcher with nothing touched, nothing scanned, no intents, and ignores it."""
+    rule_project.write({
+        ".pi/rules/both.md": rule_text(condition="TODO", globs=["src/**"], match="both"),
+        ".pi/rules/exists.md": rule_text(condition="FIXME", globs=["**/*.py"], match="exists"),
+    })
+    facts = rule_project.facts(prompt="fix the python code")
+    assert [s.rule.id for s in rule_project.engine().stream_specs(facts)] == ["both", "exists"]
+
+
+def test_read_rule_by_path_names_the_other_rules_at_that_path_and_by_url_none(rule_project):
+    rule_project.write({".pi/rules/style.md": rule_text("Project style.", alwaysApply=True)})
+    rule_project.write_global({"style.md": rule_text("My style.", alwaysApply=True)})
+    engine, facts = rule_project.engine(), rule_project.facts()
+    by_path = engine.read_rule(facts, "style.md")
+    assert (by_path.body, [r.body for r in by_path.shared]) == ("Project style.", ["My style."])
+    by_url = engine.read_rule(facts, "rule://style")
+    assert (by_url.body, by_url.shared) == ("Project style.", ())
+
+
+def test_explain_says_an_agent_requested_rule_applies_wherever_the_agent_works(rule_project):
+    rule_project.write({".cursor/rules/req.mdc": "---\ndescription: Agent requested\n---\nBody.\n"})
+    entries = rule_project.engine().explain(rule_project.facts(), "a.py").entries
+    assert [(e.verdict, e.reasons) for e in entries] == [
+        ("path-independent", ("no conditions: it applies wherever the agent works",))]
