@@ -6,6 +6,9 @@ answer for it. docs/mutation.md lists the mutants these kill and the ones left, 
 
 from __future__ import annotations
 
+import dataclasses
+import os
+
 import pytest
 
 from rules_core import deadline as deadline_module
@@ -540,6 +543,9 @@ def test_a_relative_cwd_is_taken_from_the_process_folder_by_explain_and_stream_s
              ("stream rule: fires when text, tool output matches /NESTED/; interruptMode always, repeat once",)),
         ]
         assert [s.rule.id for s in engine.stream_specs(facts)] == ["todo"]
+        touched = dataclasses.replace(facts, touched=("src/a.ts",))
+        assert [(o.rule.id, o.reasons) for o in engine.evaluate(touched).outcomes if o.status == "active"] == [
+            ("src", ("touched src/a.ts",))]
 
 
 class _GlobsFromFacts:
@@ -585,3 +591,47 @@ def test_explain_says_an_agent_requested_rule_applies_wherever_the_agent_works(r
     entries = rule_project.engine().explain(rule_project.facts(), "a.py").entries
     assert [(e.verdict, e.reasons) for e in entries] == [
         ("path-independent", ("no conditions: it applies wherever the agent works",))]
+
+
+def test_an_engine_reads_its_settings_through_the_cache_it_was_given(rule_project):
+    """The CLI makes the settings cache first (for ``[plugins] block``) and hands it over."""
+    from rules_core.engine import Engine
+    from rules_core.rule_tests.pytest_plugin import fresh_manager
+    from rules_core.settings.load import SettingsCache
+
+    rule_project.write({".pi/rules/style.md": rule_text(alwaysApply=True),
+                        ".cursor/rules/c.mdc": "---\nalwaysApply: true\n---\nC.\n"})
+    home, env = str(rule_project.home), {"HOME": str(rule_project.home)}
+    for cache_env, expected in (({"PI_RULES_IMPORT": "none"}, ["style"]), (env, ["style", "c"])):
+        engine = Engine(fresh_manager(), home=home, env=env, settings=SettingsCache(cache_env, home, lambda cwd: None))
+        assert [r.id for r in engine.discover(str(rule_project.cwd)).rules] == expected
+
+
+def test_evaluate_judges_the_discovery_it_was_given(rule_project):
+    rule_project.write({".pi/rules/old.md": rule_text(alwaysApply=True)})
+    engine = rule_project.engine()
+    given = engine.discover(str(rule_project.cwd))
+    rule_project.write({".pi/rules/new.md": rule_text(alwaysApply=True)})
+    assert [o.rule.id for o in engine.evaluate(rule_project.facts(), given).outcomes] == ["old"]
+    assert [o.rule.id for o in engine.evaluate(rule_project.facts(prompt="again")).outcomes] == ["new", "old"]
+
+
+def test_git_never_runs_in_an_untrusted_project_and_does_in_a_trusted_one(rule_project, tmp_path, monkeypatch):
+    """git reads the repository's own config: an untrusted project gets no git at all."""
+    from rules_core.discovery.git import git_executable
+    from suite_helpers import git_init
+
+    real = git_executable()
+    log, bin_dir = tmp_path / "git.log", tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$PWD $1" >> \'{log}\'\nexec \'{real}\' "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    git_init(rule_project.cwd)
+    rule_project.write({".pi/rules/r.md": rule_text(globs=["src/**"], match="exists"), "src/a.ts": ""})
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    engine = rule_project.engine()
+    untrusted = engine.evaluate(rule_project.facts(trusted=False))
+    assert [o.rule.id for o in untrusted.outcomes] == [] and not log.exists()
+    trusted = engine.evaluate(rule_project.facts())
+    assert [(o.rule.id, o.status) for o in trusted.outcomes] == [("r", "active")]
+    assert f"{rule_project.cwd} rev-parse" in log.read_text().splitlines()  # positive control
