@@ -635,3 +635,44 @@ def test_git_never_runs_in_an_untrusted_project_and_does_in_a_trusted_one(rule_p
     trusted = engine.evaluate(rule_project.facts())
     assert [(o.rule.id, o.status) for o in trusted.outcomes] == [("r", "active")]
     assert f"{rule_project.cwd} rev-parse" in log.read_text().splitlines()  # positive control
+
+
+def test_a_dropped_duplicate_says_duplicate_and_an_over_budget_rule_says_budget(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": rule_text("Same text.", alwaysApply=True, priority=2),
+        ".pi/rules/b.md": rule_text("Same text.", alwaysApply=True),
+        ".pi/rules/big.md": rule_text("word " * 400, alwaysApply=True),
+    })
+    evaluation = rule_project.engine().evaluate(rule_project.facts(max_tokens=100))
+    assert [(o.rule.id, o.status, o.cause) for o in evaluation.outcomes] == [
+        ("a", "active", None), ("b", "dropped", "duplicate"), ("big", "dropped", "budget")]
+
+
+class _PointsToBig:
+    """An importer-like plugin whose ``pointer.md`` points to ``big.md`` (``Rule.points_to``)
+    instead of copying it, as the memory importers do for ``@AGENTS.md``."""
+
+    def __init__(self, big: str) -> None:
+        self.big = big
+
+    @hookimpl(wrapper=True)
+    def pi_rules_parse(self, rule_file, text, extra_keys):
+        result = yield
+        if rule_file.relative_path != "pointer.md" or result is None or result.rule is None:
+            return result
+        rule = dataclasses.replace(result.rule, points_to=(self.big,), inlined=result.rule.body + "\nBig, inlined.")
+        return dataclasses.replace(result, rule=rule)
+
+
+def test_a_pointer_to_a_rule_the_index_lists_under_overflow_index_stays_a_pointer(rule_project):
+    rule_project.write({
+        ".pi/rules/pointer.md": rule_text("See big.md.", alwaysApply=True, priority=5),
+        ".pi/rules/big.md": rule_text("word " * 400, alwaysApply=True),
+    })
+    engine = rule_project.engine(plugins=[("points", _PointsToBig(str(rule_project.cwd / ".pi/rules/big.md")))])
+    bodies = {}
+    for overflow in ("index", "drop"):
+        evaluation = engine.evaluate(rule_project.facts(max_tokens=100, overflow=overflow))
+        bodies[overflow] = [(o.rule.id, o.status, "Big, inlined." in o.rule.body) for o in evaluation.outcomes]
+    assert bodies == {"index": [("big", "dropped", False), ("pointer", "active", False)],
+                      "drop": [("big", "dropped", False), ("pointer", "active", True)]}
