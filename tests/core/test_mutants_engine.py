@@ -676,3 +676,40 @@ def test_a_pointer_to_a_rule_the_index_lists_under_overflow_index_stays_a_pointe
         bodies[overflow] = [(o.rule.id, o.status, "Big, inlined." in o.rule.body) for o in evaluation.outcomes]
     assert bodies == {"index": [("big", "dropped", False), ("pointer", "active", False)],
                       "drop": [("big", "dropped", False), ("pointer", "active", True)]}
+
+
+def test_a_parent_folders_exists_scan_is_kept_for_the_next_engine_too(rule_project, monkeypatch):
+    """cwd below the git root, the rule's root above cwd: the scan walks the repository, and
+    the persistent store (bounded by the git root, not by cwd) keeps it for the next process."""
+    from suite_helpers import git_init, settle_racy_clock
+
+    git_init(rule_project.cwd)
+    rule_project.write({".pi/rules/e.md": rule_text(globs=["**/*.ts"], match="exists"), "lib/a.ts": "", "sub/x": ""})
+    settle_racy_clock(monkeypatch)
+    answers = []
+    for _ in range(2):
+        counter = _CountScans()
+        engine = rule_project.engine(plugins=[("count", counter)])
+        outcomes = engine.evaluate(rule_project.facts(cwd=str(rule_project.cwd / "sub"))).outcomes
+        answers.append(([(o.rule.id, o.status, o.reasons) for o in outcomes], counter.calls))
+    found = [("e", "active", (f"exists {rule_project.cwd}/lib/a.ts",))]
+    assert answers == [(found, 1), (found, 0)]
+
+
+def test_only_a_rule_that_can_match_by_existing_files_makes_an_exists_scan(rule_project):
+    """A scan walks the tree: touched-only, always-applied, inactive and negation-only rules
+    never cost one."""
+    rule_project.write({
+        ".pi/rules/touched.md": rule_text(globs=["**/*.ts"], match="touched"),
+        ".pi/rules/always.md": rule_text(alwaysApply=True, globs=["**/*.ts"], match="exists"),
+        ".pi/rules/negated.md": rule_text(globs=["!**/*.ts"], match="exists"),
+        "a.ts": "",
+    })
+    counter = _CountScans()
+    engine = rule_project.engine(plugins=[("count", counter)])
+    assert [(o.rule.id, o.status) for o in engine.evaluate(rule_project.facts()).outcomes] == [
+        ("always", "active"), ("negated", "inactive"), ("touched", "inactive")]
+    assert counter.calls == 0
+    rule_project.write({".pi/rules/exists.md": rule_text(globs=["**/*.ts"], match="exists")})  # positive control
+    assert {o.rule.id: o.status for o in engine.evaluate(rule_project.facts()).outcomes}["exists"] == "active"
+    assert counter.calls == 1
