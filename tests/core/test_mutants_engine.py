@@ -713,3 +713,31 @@ def test_only_a_rule_that_can_match_by_existing_files_makes_an_exists_scan(rule_
     rule_project.write({".pi/rules/exists.md": rule_text(globs=["**/*.ts"], match="exists")})  # positive control
     assert {o.rule.id: o.status for o in engine.evaluate(rule_project.facts()).outcomes}["exists"] == "active"
     assert counter.calls == 1
+
+
+def test_a_projects_import_choice_leaves_the_users_own_memory_file_loaded(rule_project):
+    rule_project.write({".pi/rules.toml": 'import = "none"\n', "CLAUDE.md": "Project memory.\n"})
+    (rule_project.home / ".claude").mkdir()
+    (rule_project.home / ".claude" / "CLAUDE.md").write_text("My memory.\n")
+    discovery = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(r.source, r.body) for r in discovery.rules] == [("global", "My memory.\n")]
+
+
+def test_a_lint_ignore_entry_with_a_glob_silences_the_warnings_of_the_files_it_matches(rule_project):
+    """``code:glob`` globs are cwd-relative."""
+    rule_project.write({".pi/rules.toml": '[hosts.nobody]\nattach = false\n[lint]\nignore = ["unknown-host:.pi/*.toml"]\n'})
+    engine = rule_project.engine()
+    assert engine.discover(str(rule_project.cwd)).warnings == ()
+    rule_project.write({".pi/rules.toml": '[hosts.nobody]\nattach = false\n[lint]\nignore = ["unknown-host:other/**"]\n'})
+    assert [w.code for w in engine.discover(str(rule_project.cwd)).warnings] == ["unknown-host"]  # positive control
+
+
+def test_resolve_reads_the_settings_for_the_folder_trust_and_host_it_is_asked_for(rule_project, monkeypatch):
+    rule_project.write({".pi/rules.toml": "max_tokens = 3000\n"})
+    engine = rule_project.engine()
+    monkeypatch.chdir(rule_project.cwd.parent)
+    default = engine.resolve(rule_project.cwd.name)
+    assert (default.cwd, default.trusted, default.host, default.max_tokens) == (str(rule_project.cwd), True, None, 3000)
+    untrusted = engine.resolve(rule_project.cwd.name, False, "pi")
+    assert (untrusted.cwd, untrusted.trusted, untrusted.host, untrusted.max_tokens) == (
+        str(rule_project.cwd), False, "pi", 2000)  # an untrusted project's file is not read
