@@ -741,3 +741,19 @@ def test_resolve_reads_the_settings_for_the_folder_trust_and_host_it_is_asked_fo
     untrusted = engine.resolve(rule_project.cwd.name, False, "pi")
     assert (untrusted.cwd, untrusted.trusted, untrusted.host, untrusted.max_tokens) == (
         str(rule_project.cwd), False, "pi", 2000)  # an untrusted project's file is not read
+
+
+def test_an_empty_memory_files_explanation_names_the_rule_and_why_it_is_off(rule_project):
+    rule_project.write({"CLAUDE.md": ""})
+    entries = rule_project.engine().explain(rule_project.facts(), "a.py").entries
+    assert [(e.rule.id, e.verdict, e.reasons) for e in entries] == [
+        ("project/CLAUDE", "no-match", ("turned off: the file is empty, so there is nothing to send",))]
+
+
+def test_without_a_section_the_section_is_empty_and_costs_no_tokens(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("A.", alwaysApply=True)})
+    nothing_active = rule_project.engine().evaluate(rule_project.facts(mutes=["a"]))
+    no_renderer = rule_project.engine(blocked=["markdown"]).evaluate(rule_project.facts())
+    assert [o.status for o in no_renderer.outcomes] == ["active"]
+    for evaluation in (nothing_active, no_renderer):
+        assert (evaluation.section, evaluation.section_tokens) == ("", 0)
