@@ -433,7 +433,8 @@ def test_an_installed_renderer_that_raises_costs_the_evaluation_one_internal_err
         "METADATA": "Metadata-Version: 2.1\nName: mutcore_render\nVersion: 1.0\n",
         "entry_points.txt": "[pi_rules]\nbrokenrender = mutcore_render_plugin\n"})
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(sys.modules, "mutcore_render_plugin", raising=False)
+    monkeypatch.setitem(sys.modules, "mutcore_render_plugin", None)  # the import is undone at teardown
+    del sys.modules["mutcore_render_plugin"]
     rule_project.write({".pi/rules/a.md": rule_text("A.", alwaysApply=True)})
     engine = Engine(env={"HOME": str(rule_project.home)})
     assert engine.pm.origins.get("brokenrender") == "mutcore_render 1.0"
