@@ -6,10 +6,14 @@ answer for it. docs/mutation.md lists the mutants these kill and the ones left, 
 
 from __future__ import annotations
 
+import dataclasses
+import os
+
 import pytest
 
 from rules_core import deadline as deadline_module
 from rules_core import hookimpl
+from rules_core.model import Verdict
 from rules_core.rule_tests.pytest_plugin import rule_text
 
 
@@ -375,3 +379,382 @@ def test_a_memory_files_tokens_are_counted_in_its_pool_not_the_main_budget(rule_
     evaluation = rule_project.engine().evaluate(rule_project.facts())
     assert [(pool.name, used) for pool, used in evaluation.pools] == [("memory", 4)]
     assert evaluation.budget_used == 0 and [o.tokens for o in evaluation.outcomes] == [4]
+
+
+# -- a host's settings table through discover and stream_specs; warnings reach evaluate ------
+
+def test_a_hosts_import_and_required_plugins_reach_discover_evaluate_and_stream_specs(rule_project):
+    rule_project.write({
+        ".pi/rules/todo.md": rule_text(condition="TODO", alwaysApply=True),
+        ".cursor/rules/fixme.mdc": "---\ndescription: fixme\ncondition: FIXME\nalwaysApply: true\n---\nNo FIXME.\n",
+        ".pi/rules.toml": ('[hosts.claude-code]\nimport = "none"\n[hosts.claude-code.plugins]\n'
+                           'required = ["pi-rules-nope"]\n[hosts.nobody]\nattach = false\n'),
+    })
+    engine = rule_project.engine()
+    required = ("line 4: plugins.required names 'pi-rules-nope' in [hosts.claude-code], which is not installed "
+                "(no plugin or distribution of that name); install the distribution (pip install pi-rules-nope) "
+                "or remove it from the list")
+    unknown = [("unknown-host", "line 5: [hosts.nobody] names no known host; its keys apply to nothing (known hosts: "
+                "claude-code, codex, copilot, cursor, gemini, kiro, pi, windsurf)")]
+    seen = {}
+    for host in (None, "claude-code"):
+        facts = rule_project.facts(host=host)
+        discovery = engine.discover(str(rule_project.cwd), True, host)
+        evaluation = engine.evaluate(facts)
+        assert [(w.code, w.message) for w in evaluation.warnings] == unknown
+        assert [e.message for e in evaluation.errors] == [e.message for e in discovery.errors]
+        seen[host] = ([r.id for r in discovery.rules], [e.message for e in discovery.errors],
+                      sorted(s.rule.id for s in engine.stream_specs(facts)),
+                      [e.rule.id for e in engine.explain(facts, "a.py").entries],
+                      engine.read_rule(facts, "fixme.mdc").refusal)
+    assert seen == {None: (["todo", "fixme"], [], ["fixme", "todo"], ["todo", "fixme"], None),
+                    "claude-code": (["todo"], [required], ["todo"], ["todo"], "Unknown rule: fixme.mdc")}
+
+
+# -- the `except Exception` fallbacks, reached through third-party plugins -------------------
+
+_BROKEN_RENDERER = ("from rules_core import hookimpl\n\n\n@hookimpl(tryfirst=True)\n"
+                    "def pi_rules_render(kind, data):\n    if kind == 'section':\n"
+                    "        raise ValueError('renderer broke')\n")
+_INTERNAL = "pi-rules internal error ({}); no rules were evaluated — please report this"
+
+
+def test_an_installed_renderer_that_raises_costs_the_evaluation_one_internal_error(rule_project, tmp_path, monkeypatch):
+    """Hooks.render raises a renderer's fault by design; evaluate turns it into one error."""
+    import sys
+
+    from rules_core.engine import Engine
+    from rules_core.model import Evaluation, Facts, RuleError
+    from rules_core.rule_tests.pytest_plugin import make_rules
+
+    site = tmp_path / "site"  # a distribution as pip leaves it: the pluggy entry point loads it
+    make_rules(site, {"mutcore_render_plugin.py": _BROKEN_RENDERER})
+    make_rules(site / "mutcore_render-1.0.dist-info", {
+        "METADATA": "Metadata-Version: 2.1\nName: mutcore_render\nVersion: 1.0\n",
+        "entry_points.txt": "[pi_rules]\nbrokenrender = mutcore_render_plugin\n"})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setitem(sys.modules, "mutcore_render_plugin", None)  # the import is undone at teardown
+    del sys.modules["mutcore_render_plugin"]
+    rule_project.write({".pi/rules/a.md": rule_text("A.", alwaysApply=True)})
+    engine = Engine(env={"HOME": str(rule_project.home)})
+    assert engine.pm.origins.get("brokenrender") == "mutcore_render 1.0"
+    muted = engine.evaluate(Facts(cwd=str(rule_project.cwd), mutes=frozenset({"a"})))  # nothing to render
+    assert (muted.errors, [o.status for o in muted.outcomes]) == ((), ["muted"])
+    facts = Facts(cwd=str(rule_project.cwd))
+    where = f"ValueError: renderer broke at {site / 'mutcore_render_plugin.py'}:7"
+    assert engine.evaluate(facts) == Evaluation(
+        facts, (), (RuleError("source-unreadable", str(rule_project.cwd), _INTERNAL.format(where), "engine"),),
+        (), (), "", 0, 0)
+
+
+class _NotVerdicts:
+    """A matcher that breaks the hook's contract: strings, not ``Verdict``s."""
+
+    @hookimpl
+    def pi_rules_match(self, rule, context):
+        return ["not a verdict"]
+
+
+class _NotAHost:
+    """A host declaration that is not a ``HostInfo``."""
+
+    @hookimpl
+    def pi_rules_hosts(self):
+        return ["not a host"]
+
+
+def test_a_matcher_answering_no_verdicts_costs_explain_an_internal_error_and_stream_specs_nothing(rule_project):
+    rule_project.write({".pi/rules/src.md": rule_text(globs=["src/**"], match="touched"),
+                        ".pi/rules/todo.md": rule_text(condition="TODO", tools=["edit"])})
+    facts = rule_project.facts(tools=["edit"])
+    good = rule_project.engine()
+    assert [s.rule.id for s in good.stream_specs(facts)] == ["todo"]  # positive control
+    assert good.explain(facts, "./src//a.ts").errors == ()
+    engine = rule_project.engine(plugins=[("bad", _NotVerdicts())])
+    assert engine.stream_specs(facts) == ()
+    explanation = engine.explain(facts, "./src//a.ts")
+    assert (explanation.path, explanation.entries) == ("./src//a.ts", ())  # the path as given
+    (error,) = explanation.errors
+    assert (error.kind, error.path, error.plugin) == ("source-unreadable", str(rule_project.cwd), "engine")
+    assert error.message.startswith(
+        "pi-rules internal error (AttributeError: 'str' object has no attribute 'rank' at ")
+    assert error.message.endswith("); no rules were evaluated — please report this")
+
+
+def test_a_host_declaration_that_is_no_hostinfo_costs_read_rule_an_internal_error_refusal(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("A.", alwaysApply=True)})
+    assert rule_project.engine().read_rule(rule_project.facts(host="pi"), "a.md").body == "A."  # positive control
+    reading = rule_project.engine(plugins=[("bad", _NotAHost())]).read_rule(rule_project.facts(host="pi"), "a.md")
+    assert (reading.rule, reading.shared) == (None, ())
+    assert reading.refusal.startswith(
+        "Unknown rule: pi-rules internal error (AttributeError: 'str' object has no attribute 'name' at ")
+    assert reading.refusal.endswith("); no rules were evaluated — please report this")
+
+
+# -- the call's Resolved value, a relative cwd, the probe explain matches with ----------------
+
+def test_a_resolved_value_for_a_sessions_own_environment_is_what_every_entry_point_reads(rule_project):
+    """A host resolves once with its session's env (``Resolved.with_env``) and passes it on;
+    re-reading the engine's own settings instead would import every tool's files and leave
+    CLAUDE.md to Claude Code."""
+    rule_project.write({
+        ".pi/rules/todo.md": rule_text(condition="TODO", alwaysApply=True),
+        ".cursor/rules/fixme.mdc": "---\ndescription: fixme\ncondition: FIXME\nalwaysApply: true\n---\nNo FIXME.\n",
+        "CLAUDE.md": "Claude notes.\n",
+    })
+    engine, cwd = rule_project.engine(), str(rule_project.cwd)
+    facts = rule_project.facts(host="claude-code")
+    session = engine.resolve(cwd, True, "claude-code").with_env({"PI_RULES_IMPORT": "claude-md"})
+
+    def answers(resolved):
+        discovery = engine.discover(cwd, True, "claude-code", resolved)
+        return ([r.id for r in discovery.rules],
+                {o.rule.id: o.status for o in engine.evaluate(facts, resolved=resolved).outcomes},
+                [(e.rule.id, e.verdict) for e in engine.explain(facts, "a.py", resolved).entries],
+                [s.rule.id for s in engine.stream_specs(facts, resolved=resolved)],
+                engine.read_rule(facts, "CLAUDE.md", resolved=resolved).body,
+                engine.read_rule(facts, "fixme.mdc", resolved=resolved).refusal,
+                [r.id for r in engine.reachable(discovery.rules, facts, resolved)])
+
+    assert answers(session) == (
+        ["todo", "project/CLAUDE"], {"todo": "inactive", "project/CLAUDE": "active"},
+        [("todo", "no-match"), ("project/CLAUDE", "path-independent")], ["todo"], "Claude notes.\n",
+        "Unknown rule: fixme.mdc", ["todo", "project/CLAUDE"])
+    assert answers(None) == (
+        ["todo", "fixme", "project/CLAUDE"], {"todo": "inactive", "fixme": "inactive", "project/CLAUDE": "inactive"},
+        [("todo", "no-match"), ("fixme", "no-match"), ("project/CLAUDE", "no-match")], ["todo", "fixme"], None,
+        None, ["todo", "fixme"])
+
+
+def test_a_relative_cwd_is_taken_from_the_process_folder_by_explain_and_stream_specs(rule_project, monkeypatch):
+    rule_project.write({
+        ".pi/rules/src.md": rule_text(globs=["src/**"], match="touched"),
+        ".pi/rules/ex.md": rule_text(globs=["src/**"], match="exists"),
+        ".pi/rules/todo.md": rule_text(condition="TODO", alwaysApply=True),
+        "sub/.pi/rules/nested.md": rule_text(condition="NESTED", load="on-demand"),  # sub/'s: armed there only
+    })
+    engine = rule_project.engine()
+    monkeypatch.chdir(rule_project.cwd.parent)
+    for facts in (rule_project.facts(), rule_project.facts(cwd=rule_project.cwd.name)):
+        explanation = engine.explain(facts, "src/a.ts")
+        assert [(e.rule.id, e.verdict, e.reasons) for e in explanation.entries if e.rule.id != "todo"] == [
+            ("ex", "no-match", ("no existing path matches globs src/** (touched src/a.ts matches, but match is exists)",)),
+            ("src", "matches", ("touched src/a.ts",)),
+            ("nested", "no-match",
+             ("stream rule: fires when text, tool output matches /NESTED/; interruptMode always, repeat once",)),
+        ]
+        assert [s.rule.id for s in engine.stream_specs(facts)] == ["todo"]
+        touched = dataclasses.replace(facts, touched=("src/a.ts",))
+        assert [(o.rule.id, o.reasons) for o in engine.evaluate(touched).outcomes if o.status == "active"] == [
+            ("src", ("touched src/a.ts",))]
+
+
+class _GlobsFromFacts:
+    """A third-party path matcher (condition ``globs``) that judges by ``context.facts``."""
+
+    @hookimpl(tryfirst=True)
+    def pi_rules_match(self, rule, context):
+        facts = context.facts
+        return [Verdict("globs", False, (f"facts touched {facts.touched!r}, prompt {facts.prompt!r}",), 1)]
+
+
+def test_explain_asks_a_path_matcher_with_the_probed_path_as_the_only_touched_path_and_no_prompt(rule_project):
+    rule_project.write({".pi/rules/src.md": rule_text(globs=["src/**"], match="touched")})
+    engine = rule_project.engine(plugins=[("facts", _GlobsFromFacts())])
+    facts = rule_project.facts(touched=["other.py"], prompt="fix the python")
+    (entry,) = engine.explain(facts, "./src//a.ts").entries
+    assert entry.reasons == ("facts touched ('src/a.ts',), prompt ''", "touched src/a.ts")
+
+
+def test_a_stream_rule_with_globs_is_armed_whatever_the_touched_existing_and_prompted_paths(rule_project):
+    """The ``globs`` gate is the stream's (it checks each tool call's path), so arming asks
+    the path matcher with nothing touched, nothing scanned, no intents, and ignores it."""
+    rule_project.write({
+        ".pi/rules/both.md": rule_text(condition="TODO", globs=["src/**"], match="both"),
+        ".pi/rules/exists.md": rule_text(condition="FIXME", globs=["**/*.py"], match="exists"),
+    })
+    facts = rule_project.facts(prompt="fix the python code")
+    assert [s.rule.id for s in rule_project.engine().stream_specs(facts)] == ["both", "exists"]
+
+
+def test_read_rule_by_path_names_the_other_rules_at_that_path_and_by_url_none(rule_project):
+    rule_project.write({".pi/rules/style.md": rule_text("Project style.", alwaysApply=True)})
+    rule_project.write_global({"style.md": rule_text("My style.", alwaysApply=True)})
+    engine, facts = rule_project.engine(), rule_project.facts()
+    by_path = engine.read_rule(facts, "style.md")
+    assert (by_path.body, [r.body for r in by_path.shared]) == ("Project style.", ["My style."])
+    by_url = engine.read_rule(facts, "rule://style")
+    assert (by_url.body, by_url.shared) == ("Project style.", ())
+
+
+def test_explain_says_an_agent_requested_rule_applies_wherever_the_agent_works(rule_project):
+    rule_project.write({".cursor/rules/req.mdc": "---\ndescription: Agent requested\n---\nBody.\n"})
+    entries = rule_project.engine().explain(rule_project.facts(), "a.py").entries
+    assert [(e.verdict, e.reasons) for e in entries] == [
+        ("path-independent", ("no conditions: it applies wherever the agent works",))]
+
+
+def test_an_engine_reads_its_settings_through_the_cache_it_was_given(rule_project):
+    """The CLI makes the settings cache first (for ``[plugins] block``) and hands it over."""
+    from rules_core.engine import Engine
+    from rules_core.rule_tests.pytest_plugin import fresh_manager
+    from rules_core.settings.load import SettingsCache
+
+    rule_project.write({".pi/rules/style.md": rule_text(alwaysApply=True),
+                        ".cursor/rules/c.mdc": "---\nalwaysApply: true\n---\nC.\n"})
+    home, env = str(rule_project.home), {"HOME": str(rule_project.home)}
+    for cache_env, expected in (({"PI_RULES_IMPORT": "none"}, ["style"]), (env, ["style", "c"])):
+        engine = Engine(fresh_manager(), home=home, env=env, settings=SettingsCache(cache_env, home, lambda cwd: None))
+        assert [r.id for r in engine.discover(str(rule_project.cwd)).rules] == expected
+
+
+def test_evaluate_judges_the_discovery_it_was_given(rule_project):
+    rule_project.write({".pi/rules/old.md": rule_text(alwaysApply=True)})
+    engine = rule_project.engine()
+    given = engine.discover(str(rule_project.cwd))
+    rule_project.write({".pi/rules/new.md": rule_text(alwaysApply=True)})
+    assert [o.rule.id for o in engine.evaluate(rule_project.facts(), given).outcomes] == ["old"]
+    assert [o.rule.id for o in engine.evaluate(rule_project.facts(prompt="again")).outcomes] == ["new", "old"]
+
+
+def test_git_never_runs_in_an_untrusted_project_and_does_in_a_trusted_one(rule_project, tmp_path, monkeypatch):
+    """git reads the repository's own config: an untrusted project gets no git at all."""
+    from rules_core.discovery.git import git_executable
+    from suite_helpers import git_init
+
+    real = git_executable()
+    log, bin_dir = tmp_path / "git.log", tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$PWD $1" >> \'{log}\'\nexec \'{real}\' "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    git_init(rule_project.cwd)
+    rule_project.write({".pi/rules/r.md": rule_text(globs=["src/**"], match="exists"), "src/a.ts": ""})
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    engine = rule_project.engine()
+    untrusted = engine.evaluate(rule_project.facts(trusted=False))
+    assert [o.rule.id for o in untrusted.outcomes] == [] and not log.exists()
+    trusted = engine.evaluate(rule_project.facts())
+    assert [(o.rule.id, o.status) for o in trusted.outcomes] == [("r", "active")]
+    assert f"{rule_project.cwd} rev-parse" in log.read_text().splitlines()  # positive control
+
+
+def test_a_dropped_duplicate_says_duplicate_and_an_over_budget_rule_says_budget(rule_project):
+    rule_project.write({
+        ".pi/rules/a.md": rule_text("Same text.", alwaysApply=True, priority=2),
+        ".pi/rules/b.md": rule_text("Same text.", alwaysApply=True),
+        ".pi/rules/big.md": rule_text("word " * 400, alwaysApply=True),
+    })
+    evaluation = rule_project.engine().evaluate(rule_project.facts(max_tokens=100))
+    assert [(o.rule.id, o.status, o.cause) for o in evaluation.outcomes] == [
+        ("a", "active", None), ("b", "dropped", "duplicate"), ("big", "dropped", "budget")]
+
+
+class _PointsToBig:
+    """An importer-like plugin whose ``pointer.md`` points to ``big.md`` (``Rule.points_to``)
+    instead of copying it, as the memory importers do for ``@AGENTS.md``."""
+
+    def __init__(self, big: str) -> None:
+        self.big = big
+
+    @hookimpl(wrapper=True)
+    def pi_rules_parse(self, rule_file, text, extra_keys):
+        result = yield
+        if rule_file.relative_path != "pointer.md" or result is None or result.rule is None:
+            return result
+        rule = dataclasses.replace(result.rule, points_to=(self.big,), inlined=result.rule.body + "\nBig, inlined.")
+        return dataclasses.replace(result, rule=rule)
+
+
+def test_a_pointer_to_a_rule_the_index_lists_under_overflow_index_stays_a_pointer(rule_project):
+    rule_project.write({
+        ".pi/rules/pointer.md": rule_text("See big.md.", alwaysApply=True, priority=5),
+        ".pi/rules/big.md": rule_text("word " * 400, alwaysApply=True),
+    })
+    engine = rule_project.engine(plugins=[("points", _PointsToBig(str(rule_project.cwd / ".pi/rules/big.md")))])
+    bodies = {}
+    for overflow in ("index", "drop"):
+        evaluation = engine.evaluate(rule_project.facts(max_tokens=100, overflow=overflow))
+        bodies[overflow] = [(o.rule.id, o.status, "Big, inlined." in o.rule.body) for o in evaluation.outcomes]
+    assert bodies == {"index": [("big", "dropped", False), ("pointer", "active", False)],
+                      "drop": [("big", "dropped", False), ("pointer", "active", True)]}
+
+
+def test_a_parent_folders_exists_scan_is_kept_for_the_next_engine_too(rule_project, monkeypatch):
+    """cwd below the git root, the rule's root above cwd: the scan walks the repository, and
+    the persistent store (bounded by the git root, not by cwd) keeps it for the next process."""
+    from suite_helpers import git_init, settle_racy_clock
+
+    git_init(rule_project.cwd)
+    rule_project.write({".pi/rules/e.md": rule_text(globs=["**/*.ts"], match="exists"), "lib/a.ts": "", "sub/x": ""})
+    settle_racy_clock(monkeypatch)
+    answers = []
+    for _ in range(2):
+        counter = _CountScans()
+        engine = rule_project.engine(plugins=[("count", counter)])
+        outcomes = engine.evaluate(rule_project.facts(cwd=str(rule_project.cwd / "sub"))).outcomes
+        answers.append(([(o.rule.id, o.status, o.reasons) for o in outcomes], counter.calls))
+    found = [("e", "active", (f"exists {rule_project.cwd}/lib/a.ts",))]
+    assert answers == [(found, 1), (found, 0)]
+
+
+def test_only_a_rule_that_can_match_by_existing_files_makes_an_exists_scan(rule_project):
+    """A scan walks the tree: touched-only, always-applied, inactive and negation-only rules
+    never cost one."""
+    rule_project.write({
+        ".pi/rules/touched.md": rule_text(globs=["**/*.ts"], match="touched"),
+        ".pi/rules/always.md": rule_text(alwaysApply=True, globs=["**/*.ts"], match="exists"),
+        ".pi/rules/negated.md": rule_text(globs=["!**/*.ts"], match="exists"),
+        "a.ts": "",
+    })
+    counter = _CountScans()
+    engine = rule_project.engine(plugins=[("count", counter)])
+    assert [(o.rule.id, o.status) for o in engine.evaluate(rule_project.facts()).outcomes] == [
+        ("always", "active"), ("negated", "inactive"), ("touched", "inactive")]
+    assert counter.calls == 0
+    rule_project.write({".pi/rules/exists.md": rule_text(globs=["**/*.ts"], match="exists")})  # positive control
+    assert {o.rule.id: o.status for o in engine.evaluate(rule_project.facts()).outcomes}["exists"] == "active"
+    assert counter.calls == 1
+
+
+def test_a_projects_import_choice_leaves_the_users_own_memory_file_loaded(rule_project):
+    rule_project.write({".pi/rules.toml": 'import = "none"\n', "CLAUDE.md": "Project memory.\n"})
+    (rule_project.home / ".claude").mkdir()
+    (rule_project.home / ".claude" / "CLAUDE.md").write_text("My memory.\n")
+    discovery = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(r.source, r.body) for r in discovery.rules] == [("global", "My memory.\n")]
+
+
+def test_a_lint_ignore_entry_with_a_glob_silences_the_warnings_of_the_files_it_matches(rule_project):
+    """``code:glob`` globs are cwd-relative."""
+    rule_project.write({".pi/rules.toml": '[hosts.nobody]\nattach = false\n[lint]\nignore = ["unknown-host:.pi/*.toml"]\n'})
+    engine = rule_project.engine()
+    assert engine.discover(str(rule_project.cwd)).warnings == ()
+    rule_project.write({".pi/rules.toml": '[hosts.nobody]\nattach = false\n[lint]\nignore = ["unknown-host:other/**"]\n'})
+    assert [w.code for w in engine.discover(str(rule_project.cwd)).warnings] == ["unknown-host"]  # positive control
+
+
+def test_resolve_reads_the_settings_for_the_folder_trust_and_host_it_is_asked_for(rule_project, monkeypatch):
+    rule_project.write({".pi/rules.toml": "max_tokens = 3000\n"})
+    engine = rule_project.engine()
+    monkeypatch.chdir(rule_project.cwd.parent)
+    default = engine.resolve(rule_project.cwd.name)
+    assert (default.cwd, default.trusted, default.host, default.max_tokens) == (str(rule_project.cwd), True, None, 3000)
+    untrusted = engine.resolve(rule_project.cwd.name, False, "pi")
+    assert (untrusted.cwd, untrusted.trusted, untrusted.host, untrusted.max_tokens) == (
+        str(rule_project.cwd), False, "pi", 2000)  # an untrusted project's file is not read
+
+
+def test_an_empty_memory_files_explanation_names_the_rule_and_why_it_is_off(rule_project):
+    rule_project.write({"CLAUDE.md": ""})
+    entries = rule_project.engine().explain(rule_project.facts(), "a.py").entries
+    assert [(e.rule.id, e.verdict, e.reasons) for e in entries] == [
+        ("project/CLAUDE", "no-match", ("turned off: the file is empty, so there is nothing to send",))]
+
+
+def test_without_a_section_the_section_is_empty_and_costs_no_tokens(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("A.", alwaysApply=True)})
+    nothing_active = rule_project.engine().evaluate(rule_project.facts(mutes=["a"]))
+    no_renderer = rule_project.engine(blocked=["markdown"]).evaluate(rule_project.facts())
+    assert [o.status for o in no_renderer.outcomes] == ["active"]
+    for evaluation in (nothing_active, no_renderer):
+        assert (evaluation.section, evaluation.section_tokens) == ("", 0)
