@@ -333,3 +333,21 @@ def test_the_deadline_says_how_many_rule_files_were_not_read_one_or_more(tmp_pat
     # The cut falls at the same clock reading, so each added file is one more not read.
     assert seen[1] == "1 rule file not read"
     assert seen[2] == "2 rule files not read"
+
+
+def test_an_untrusted_discovery_never_asks_where_the_repository_ends(tmp_path):
+    """An untrusted project is not even asked for its git root: nothing is remembered, so
+    a trusted discovery afterwards asks git afresh (the folder has since become its own
+    repository, so the claude rules above it are no longer a cwd-only warning)."""
+    repo = _repo(tmp_path / "repo")
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    home = str(tmp_path / "home")
+    above = [(str(repo / ".claude" / "rules"), "claude")]
+    for first_trusted, expected in ((True, above), (False, [])):  # the first: the control
+        sub = repo / f"sub-{first_trusted}"
+        sub.mkdir()
+        engine = _engine(home)
+        first = engine.discover(str(sub), trusted=first_trusted)
+        assert _cwd_only(first) == (above if first_trusted else [])
+        _repo(sub)
+        assert _cwd_only(engine.discover(str(sub))) == expected
