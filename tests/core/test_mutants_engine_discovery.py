@@ -351,3 +351,66 @@ def test_an_untrusted_discovery_never_asks_where_the_repository_ends(tmp_path):
         assert _cwd_only(first) == (above if first_trusted else [])
         _repo(sub)
         assert _cwd_only(engine.discover(str(sub))) == expected
+
+
+def test_an_invisible_character_met_twice_is_placed_at_its_first(rule_project):
+    rule_project.write({".claude/rules/twice.md": "One \u200b.\nTwo.\nThree \u200b.\n"})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(w.code, w.line, w.column) for w in found.warnings] == [("invisible-characters", 1, 5)]
+
+
+def test_an_invisible_character_brought_by_an_import_is_warned_about_without_a_place(rule_project):
+    """CLAUDE.md's ``@path`` import puts another file's text in the rule: the memory file
+    itself holds no invisible character, so the warning names the file without a line."""
+    rule_project.write({"CLAUDE.md": "Read this:\n@notes.md\n", "notes.md": "Hidden\u200b note.\n"})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert found.errors == ()
+    assert [r.file.path for r in found.rules] == [str(rule_project.cwd / "CLAUDE.md")]
+    assert [(w.code, w.path, w.line, w.column) for w in found.warnings] == [
+        ("invisible-characters", str(rule_project.cwd / "CLAUDE.md"), None, None)]
+
+
+def test_cwd_only_warnings_are_remembered_per_working_directory(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    (repo / "a" / ".claude" / "rules").mkdir(parents=True)
+    (repo / "b").mkdir()
+    engine = _engine(str(tmp_path / "home"))
+    below_a = repo / "a" / "deeper"
+    below_a.mkdir()
+    assert _cwd_only(engine.discover(str(below_a))) == [(str(repo / "a" / ".claude" / "rules"), "claude")]
+    assert _cwd_only(engine.discover(str(repo / "b"))) == []  # another folder: its own answer
+
+
+def test_a_repository_at_the_filesystem_root_is_no_projects_bound(tmp_path, monkeypatch):
+    """git answering ``/`` (a repository at the root of a container's filesystem) bounds
+    nothing: the project is cwd alone, and a link out of it is refused — with or without a
+    home folder. (git's answer is planted: a real ``/.git`` would change this machine.)"""
+    outside = tmp_path / "out.md"
+    outside.write_text(rule_text("Outside.", alwaysApply=True))
+    project = tmp_path / "proj"
+    (project / ".pi" / "rules").mkdir(parents=True)
+    os.symlink("../../../out.md", project / ".pi" / "rules" / "out.md")
+    monkeypatch.setattr(discovery, "find_git_root", lambda cwd: "/")
+    for home in (None, str(tmp_path / "home")):
+        found = _engine(home).discover(str(project))
+        assert found.rules == ()
+        assert [(e.kind, e.message.split(";")[0]) for e in found.errors] == [(
+            "read-failure", f"symbolic link {project}/.pi/rules/out.md -> ../../../out.md ({outside}) leads outside "
+            f"the project directory {project}")]
+    monkeypatch.setattr(discovery, "find_git_root", lambda cwd: str(tmp_path))  # the control: a real bound
+    assert [r.body for r in _engine(None).discover(str(project)).rules] == ["Outside."]
+
+
+def test_an_unchanged_evaluation_is_the_last_one_and_a_new_error_is_not_lost(rule_project):
+    """Nothing changed: the engine hands back the last evaluation itself. A rule file that
+    fails to parse changes no rule, only the errors — and the next evaluation shows it."""
+    rule_project.write({".pi/rules/a.md": rule_text("Kept.", alwaysApply=True)})
+    engine = rule_project.engine()
+    facts = rule_project.facts()
+    first = engine.evaluate(facts)
+    assert engine.evaluate(facts) is first
+    assert first.errors == ()
+    rule_project.write({".pi/rules/bad.md": "---\nalwaysApply: [\n---\nBroken.\n"})
+    after = engine.evaluate(facts)
+    assert [o.rule.body for o in after.outcomes] == ["Kept."]
+    assert [(e.kind, e.path) for e in after.errors] == [("yaml-syntax", str(rule_project.cwd / ".pi/rules/bad.md"))]
