@@ -18,7 +18,7 @@ from rules_core import deadline as deadline_module
 from rules_core.discovery.ignore import MAX_IGNORE_BYTES, MAX_WILDCARD_LINES
 from rules_core.engine import discovery
 from rules_core.engine.core import Engine
-from rules_core.model import ImporterInfo
+from rules_core.model import ImporterInfo, ParseResult, Rule
 from rules_core.plugins.hookspecs import hookimpl
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 
@@ -414,3 +414,31 @@ def test_an_unchanged_evaluation_is_the_last_one_and_a_new_error_is_not_lost(rul
     after = engine.evaluate(facts)
     assert [o.rule.body for o in after.outcomes] == ["Kept."]
     assert [(e.kind, e.path) for e in after.errors] == [("yaml-syntax", str(rule_project.cwd / ".pi/rules/bad.md"))]
+
+
+class _PlainParser:
+    """A third-party schema answering for ``plain.md`` with a rule it did not compile."""
+
+    @hookimpl(tryfirst=True)
+    def pi_rules_parse(self, rule_file, text, extra_keys):  # noqa: ANN001, ANN201 - the hookspec's
+        if not rule_file.path.endswith("/plain.md"):
+            return None
+        return ParseResult(Rule(file=rule_file, description="Plain", body=text, globs=("src/**",),
+                                model="*sonnet*", branch="main"))
+
+
+def test_a_rule_a_plugin_did_not_compile_is_compiled_before_matching(rule_project):
+    rule_project.write({".pi/rules/plain.md": "TypeScript only.\n"})
+    engine = rule_project.engine([("plain", _PlainParser())])
+    statuses = {
+        (touched, model, branch): [(o.rule.id, o.status) for o in engine.evaluate(
+            rule_project.facts(touched=[touched], model=model, branch=branch)).outcomes]
+        for touched, model, branch in (("src/app.ts", "claude-sonnet-4", "main"), ("docs/a.md", "claude-sonnet-4", "main"),
+                                       ("src/app.ts", "gpt-5", "main"), ("src/app.ts", "claude-sonnet-4", "dev"))
+    }
+    assert {key: value[0][1] for key, value in statuses.items()} == {
+        ("src/app.ts", "claude-sonnet-4", "main"): "active",  # the only one meeting all three
+        ("docs/a.md", "claude-sonnet-4", "main"): "inactive",
+        ("src/app.ts", "gpt-5", "main"): "inactive",
+        ("src/app.ts", "claude-sonnet-4", "dev"): "inactive",
+    }
