@@ -20,7 +20,9 @@ from rules_core.engine import discovery
 from rules_core.engine.core import Engine
 from rules_core.model import ImporterInfo, ParseResult, Rule
 from rules_core.plugins.hookspecs import hookimpl
+from rules_core.discovery.persistent import CACHE_ENV
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
+from suite_helpers import settle_racy_clock
 
 CLAUDE_RULE = "---\npaths: src/**\n---\nPrefer small functions.\n"
 
@@ -442,3 +444,37 @@ def test_a_rule_a_plugin_did_not_compile_is_compiled_before_matching(rule_projec
         ("src/app.ts", "gpt-5", "main"): "inactive",
         ("src/app.ts", "claude-sonnet-4", "dev"): "inactive",
     }
+
+
+class _CountParses:
+    """Counts the parses that reach the schemas (answers none itself)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl(tryfirst=True)
+    def pi_rules_parse(self, rule_file, text, extra_keys):  # noqa: ANN001, ANN201 - the hookspec's
+        self.calls += 1
+
+
+def test_parses_above_cwd_inside_the_git_root_are_kept_for_the_next_process(tmp_path, monkeypatch):
+    """The kept parses are bounded by the git root, not cwd: a new engine (a new process)
+    below the root parses neither the root's CLAUDE.md (which imports a file beside it,
+    outside cwd) nor cwd's own rule — and an untrusted discovery reads neither."""
+    repo = _repo(tmp_path / "repo")
+    make_rules(repo, {"CLAUDE.md": "Root memory: @notes.md\n", "notes.md": "noted.\n",
+                      "sub/.pi/rules/a.md": rule_text("Sub.", alwaysApply=True)})
+    settle_racy_clock(monkeypatch)
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cwd = str(repo / "sub")
+
+    def parses(trusted: bool = True) -> tuple[int, list[str]]:
+        counter = _CountParses()
+        found = Engine(fresh_manager([("count", counter)]), home=str(home), env=env).discover(cwd, trusted=trusted)
+        return counter.calls, sorted(r.body.strip() for r in found.rules)
+
+    assert parses(trusted=False) == (0, [])  # untrusted: no project file read
+    assert parses() == (2, ["Root memory: noted.", "Sub."])  # the control: the first process parses both
+    assert parses() == (0, ["Root memory: noted.", "Sub."])
+    assert parses(trusted=False) == (0, [])
