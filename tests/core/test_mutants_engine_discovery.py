@@ -478,3 +478,21 @@ def test_parses_above_cwd_inside_the_git_root_are_kept_for_the_next_process(tmp_
     assert parses() == (2, ["Root memory: noted.", "Sub."])  # the control: the first process parses both
     assert parses() == (0, ["Root memory: noted.", "Sub."])
     assert parses(trusted=False) == (0, [])
+
+
+def test_discovery_asked_without_a_selection_reads_the_import_variable(tmp_path):
+    """``Discoverer.discover`` without the settings' importers falls back on
+    ``PI_RULES_IMPORT``, with its errors (``Engine.discover`` always passes its own)."""
+    project = make_rules(tmp_path / "proj", {".github/copilot-instructions.md": "Copilot.\n",
+                                            ".claude/rules/c.md": "Claude.\n"})
+    home = str(tmp_path / "home")
+    bodies = {}
+    for chosen in ("copilot", "claude", "copilot,nonesuch"):
+        found = _engine(home, PI_RULES_IMPORT=chosen).discovery.discover(str(project))
+        bodies[chosen] = ([r.body.strip() for r in found.rules], [(e.kind, e.path) for e in found.errors])
+    assert bodies == {
+        "copilot": (["Copilot."], []),
+        "claude": (["Claude."], []),
+        # An unknown name: the value is refused, named, and the defaults (all) read.
+        "copilot,nonesuch": (["Copilot.", "Claude."], [("invalid-value", "PI_RULES_IMPORT")]),
+    }
