@@ -496,3 +496,12 @@ def test_discovery_asked_without_a_selection_reads_the_import_variable(tmp_path)
         # An unknown name: the value is refused, named, and the defaults (all) read.
         "copilot,nonesuch": (["Copilot.", "Claude."], [("invalid-value", "PI_RULES_IMPORT")]),
     }
+
+
+def test_a_relative_or_unnormalised_working_directory_gives_absolute_normal_paths(tmp_path, monkeypatch):
+    project = make_rules(tmp_path / "proj", {".pi/rules/a.md": rule_text(alwaysApply=True), "x/keep": ""})
+    engine = _engine(str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    for spelling in ("proj", f"{project}/x/..", f"{project}/"):
+        found = engine.discover(spelling)
+        assert [r.file.path for r in found.rules] == [str(project / ".pi" / "rules" / "a.md")], spelling
