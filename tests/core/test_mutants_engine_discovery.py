@@ -357,8 +357,11 @@ def test_an_untrusted_discovery_never_asks_where_the_repository_ends(tmp_path):
 
 def test_an_invisible_character_met_twice_is_placed_at_its_first(rule_project):
     rule_project.write({".claude/rules/twice.md": "One \u200b.\nTwo.\nThree \u200b.\n"})
-    found = rule_project.engine().discover(str(rule_project.cwd))
-    assert [(w.code, w.line, w.column) for w in found.warnings] == [("invisible-characters", 1, 5)]
+    engine = rule_project.engine()
+    first = engine.discover(str(rule_project.cwd))
+    assert [(w.code, w.line, w.column) for w in first.warnings] == [("invisible-characters", 1, 5)]
+    again = engine.discover(str(rule_project.cwd))  # a warm pass reuses the ids: the warning stays
+    assert again.rules == first.rules and again.warnings == first.warnings
 
 
 def test_an_invisible_character_brought_by_an_import_is_warned_about_without_a_place(rule_project):
