@@ -508,3 +508,14 @@ def test_a_relative_or_unnormalised_working_directory_gives_absolute_normal_path
     for spelling in ("proj", f"{project}/x/..", f"{project}/"):
         found = engine.discover(spelling)
         assert [r.file.path for r in found.rules] == [str(project / ".pi" / "rules" / "a.md")], spelling
+
+
+def test_a_projects_import_setting_never_un_imports_the_users_own_files(tmp_path):
+    """The user's own imported files follow the user's selection (``global_importers``),
+    not the project's ``import = "none"``."""
+    home = make_rules(tmp_path / "home", {".cursor/rules/mine.mdc": "---\nalwaysApply: true\n---\nMine.\n"})
+    project = make_rules(tmp_path / "proj", {".cursor/rules/theirs.mdc": "---\nalwaysApply: true\n---\nTheirs.\n"})
+    engine = _engine(str(home))
+    assert sorted(r.body.strip() for r in engine.discover(str(project)).rules) == ["Mine.", "Theirs."]  # the control
+    make_rules(project, {".pi/rules.toml": 'import = "none"\n'})
+    assert [r.body.strip() for r in _engine(str(home)).discover(str(project)).rules] == ["Mine."]
