@@ -18,7 +18,7 @@ from rules_core import deadline as deadline_module
 from rules_core.discovery.ignore import MAX_IGNORE_BYTES, MAX_WILDCARD_LINES
 from rules_core.engine import discovery
 from rules_core.engine.core import Engine
-from rules_core.model import ImporterInfo, ParseResult, Rule
+from rules_core.model import ImporterInfo, ParseResult, Rule, RuleFile
 from rules_core.plugins.hookspecs import hookimpl
 from rules_core.discovery.persistent import CACHE_ENV
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
@@ -519,3 +519,28 @@ def test_a_projects_import_setting_never_un_imports_the_users_own_files(tmp_path
     assert sorted(r.body.strip() for r in engine.discover(str(project)).rules) == ["Mine.", "Theirs."]  # the control
     make_rules(project, {".pi/rules.toml": 'import = "none"\n'})
     assert [r.body.strip() for r in _engine(str(home)).discover(str(project)).rules] == ["Mine."]
+
+
+class _TrustBlindSource:
+    """A third-party source listing a project file whatever the trust (a plugin bug)."""
+
+    @hookimpl
+    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
+        path = os.path.join(context.cwd, "notes", "team.md")
+        return [RuleFile(path, os.path.dirname(path), "team.md", context.cwd, "blind", "v1", "project",
+                         (50, 0, "", "team.md"))]
+
+
+def test_an_untrusted_discovery_drops_a_project_file_a_plugin_listed_anyway(rule_project):
+    rule_project.write({"notes/team.md": rule_text("Team.", alwaysApply=True)})
+    engine = rule_project.engine([("blind", _TrustBlindSource())])
+    assert [r.body for r in engine.discover(str(rule_project.cwd)).rules] == ["Team."]  # the control
+    assert engine.discover(str(rule_project.cwd), trusted=False).rules == ()
+
+
+def test_the_engines_environment_reaches_the_sources(rule_project, tmp_path):
+    """Copilot's ``COPILOT_CUSTOM_INSTRUCTIONS_DIRS`` is read from the engine's environment."""
+    team = make_rules(tmp_path / "team", {".github/instructions/t.instructions.md": "Team.\n"})
+    assert rule_project.engine().discover(str(rule_project.cwd)).rules == ()
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = str(team)
+    assert [r.body.strip() for r in rule_project.engine().discover(str(rule_project.cwd)).rules] == ["Team."]
