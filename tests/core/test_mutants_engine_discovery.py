@@ -544,3 +544,18 @@ def test_the_engines_environment_reaches_the_sources(rule_project, tmp_path):
     assert rule_project.engine().discover(str(rule_project.cwd)).rules == ()
     rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = str(team)
     assert [r.body.strip() for r in rule_project.engine().discover(str(rule_project.cwd)).rules] == ["Team."]
+
+
+def test_the_sources_errors_are_listed_once_each_by_path(rule_project, tmp_path):
+    """Errors the sources report (not the reads): each once, ordered by path, then kind."""
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = "relative/dir, relative/dir, /abs/../ok"
+    rules = rule_project.cwd / ".pi" / "rules"
+    rules.mkdir(parents=True)
+    os.symlink("nowhere", rules / "broken.md")
+    os.mkfifo(rules / "fifo.md")
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(e.kind, e.path) for e in found.errors] == [
+        ("read-failure", str(rules / "broken.md")),
+        ("read-failure", str(rules / "fifo.md")),
+        ("invalid-value", "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"),
+    ]
