@@ -559,3 +559,17 @@ def test_the_sources_errors_are_listed_once_each_by_path(rule_project, tmp_path)
         ("read-failure", str(rules / "fifo.md")),
         ("invalid-value", "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"),
     ]
+
+
+def test_the_users_own_files_are_read_first_and_counted_once(rule_project, monkeypatch):
+    monkeypatch.setattr(discovery, "MAX_RULE_FILES", 2)
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    rule_project.write({".pi/rules/theirs.md": rule_text("Theirs.", alwaysApply=True)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [r.body for r in found.rules] == ["Theirs.", "Mine."] and found.errors == ()  # two files, at the cap
+    rule_project.write({".pi/rules/more.md": rule_text("More.", alwaysApply=True)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    # Over the cap: the user's own file is read first, so the project's last one is left out.
+    assert [r.body for r in found.rules] == ["More.", "Mine."]
+    assert [e.message.split(";")[0] for e in found.errors] == [
+        "the sources list 3 rule files, over the limit of 2 per discovery"]
