@@ -573,3 +573,13 @@ def test_the_users_own_files_are_read_first_and_counted_once(rule_project, monke
     assert [r.body for r in found.rules] == ["More.", "Mine."]
     assert [e.message.split(";")[0] for e in found.errors] == [
         "the sources list 3 rule files, over the limit of 2 per discovery"]
+
+
+def test_the_deadline_never_costs_the_users_own_rules(rule_project, monkeypatch):
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    rule_project.write({".pi/rules/theirs.md": rule_text("Theirs.", alwaysApply=True)})
+    monkeypatch.setattr(deadline_module.time, "monotonic", _Clock())  # 100 ms a reading: 1 ms is over at once
+    rule_project.env["PI_RULES_DEADLINE_MS"] = "1"
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [r.body for r in found.rules] == ["Mine."]
+    assert [e.message.split(":")[0] for e in found.errors if "time budget" in e.message] == ["1 rule file not read"]
