@@ -583,3 +583,28 @@ def test_the_deadline_never_costs_the_users_own_rules(rule_project, monkeypatch)
     found = rule_project.engine().discover(str(rule_project.cwd))
     assert [r.body for r in found.rules] == ["Mine."]
     assert [e.message.split(":")[0] for e in found.errors if "time budget" in e.message] == ["1 rule file not read"]
+
+
+def test_damaged_text_is_repaired_only_for_an_importer_whose_tool_reads_it(rule_project):
+    """claude-md declares ``lossy_utf8`` (Claude Code reads a damaged CLAUDE.md); the
+    native format does not, so the same bytes there are an error and no rule."""
+    rule_project.write({"CLAUDE.md": b"Caf\xe9 rules.\n", ".pi/rules/native.md": b"---\nalwaysApply: true\n---\nCaf\xe9.\n"})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(r.file.plugin, r.body) for r in found.rules] == [("claude-md", "Caf\ufffd rules.\n")]
+    assert [(w.code, w.path) for w in found.warnings] == [("invalid-utf8", str(rule_project.cwd / "CLAUDE.md"))]
+    assert [e.path for e in found.errors] == [str(rule_project.cwd / ".pi/rules/native.md")]
+
+
+class _VanishedSource:
+    """A source listing, first of all, a file that is gone by the time it is read."""
+
+    @hookimpl
+    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
+        path = os.path.join(context.cwd, "gone.md")
+        return [RuleFile(path, context.cwd, "gone.md", context.cwd, "gone", "v1", "project", (0, 0, "", "gone.md"))]
+
+
+def test_a_file_gone_before_it_is_read_is_skipped_and_the_rest_read(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("Kept.", alwaysApply=True)})
+    found = rule_project.engine([("gone", _VanishedSource())]).discover(str(rule_project.cwd))
+    assert [r.body for r in found.rules] == ["Kept."] and found.errors == ()
