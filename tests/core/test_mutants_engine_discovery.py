@@ -601,7 +601,7 @@ class _VanishedSource:
     @hookimpl
     def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
         path = os.path.join(context.cwd, "gone.md")
-        return [RuleFile(path, context.cwd, "gone.md", context.cwd, "gone", "v1", "project", (0, 0, "", "gone.md"))]
+        return [RuleFile(path, context.cwd, "gone.md", context.cwd, "gone", "v1", "project", (0, 0, "", ""))]  # read first
 
 
 def test_a_file_gone_before_it_is_read_is_skipped_and_the_rest_read(rule_project):
