@@ -608,3 +608,18 @@ def test_a_file_gone_before_it_is_read_is_skipped_and_the_rest_read(rule_project
     rule_project.write({".pi/rules/a.md": rule_text("Kept.", alwaysApply=True)})
     found = rule_project.engine([("gone", _VanishedSource())]).discover(str(rule_project.cwd))
     assert [r.body for r in found.rules] == ["Kept."] and found.errors == ()
+
+
+class _EchoSource:
+    """A second source listing a file the native source lists too (later in order)."""
+
+    @hookimpl
+    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
+        path = os.path.join(context.cwd, ".pi", "rules", "a.md")
+        return [RuleFile(path, os.path.dirname(path), "a.md", context.cwd, "echo", "v1", "project", (99, 0, "", "a.md"))]
+
+
+def test_a_file_two_sources_list_is_one_rule_of_the_first(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("Once.", alwaysApply=True)})
+    found = rule_project.engine([("echo", _EchoSource())]).discover(str(rule_project.cwd))
+    assert [(r.id, r.file.plugin, r.body) for r in found.rules] == [("a", "native", "Once.")]
