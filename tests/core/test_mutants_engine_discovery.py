@@ -623,3 +623,30 @@ def test_a_file_two_sources_list_is_one_rule_of_the_first(rule_project):
     rule_project.write({".pi/rules/a.md": rule_text("Once.", alwaysApply=True)})
     found = rule_project.engine([("echo", _EchoSource())]).discover(str(rule_project.cwd))
     assert [(r.id, r.file.plugin, r.body) for r in found.rules] == [("a", "native", "Once.")]
+
+
+class _LinkSource:
+    """A third-party source listing a project file without resolving it inside the project."""
+
+    @hookimpl
+    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
+        path = os.path.join(context.cwd, "notes", "link.md")
+        return [RuleFile(path, os.path.dirname(path), "link.md", context.cwd, "links", "v1", "project",
+                         (50, 0, "", "link.md"))]
+
+
+def test_a_project_file_is_read_inside_the_project_whatever_source_listed_it(tmp_path):
+    """The read itself resolves a project file inside the project (a source may not have,
+    or the file may have become a link since): a link leading out is refused, not read."""
+    (tmp_path / "secret.md").write_text(rule_text("Secret.", alwaysApply=True))
+    project = make_rules(tmp_path / "proj", {"notes/inside.md": rule_text("Inside.", alwaysApply=True)})
+    os.symlink("inside.md", project / "notes" / "link.md")
+    engine = Engine(fresh_manager([("links", _LinkSource())]), home=str(tmp_path / "home"),
+                    env={"HOME": str(tmp_path / "home")})
+    assert [r.body for r in engine.discover(str(project)).rules] == ["Inside."]  # the control: a link inside
+    os.remove(project / "notes" / "link.md")
+    os.symlink("../../secret.md", project / "notes" / "link.md")
+    found = engine.discover(str(project))
+    assert found.rules == ()
+    assert [(e.kind, e.path) for e in found.errors] == [("read-failure", str(project / "notes" / "link.md"))]
+    assert "leads outside the project directory" in found.errors[0].message
