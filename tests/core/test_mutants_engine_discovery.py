@@ -521,19 +521,24 @@ def test_a_projects_import_setting_never_un_imports_the_users_own_files(tmp_path
     assert [r.body.strip() for r in _engine(str(home)).discover(str(project)).rules] == ["Mine."]
 
 
-class _TrustBlindSource:
-    """A third-party source listing a project file whatever the trust (a plugin bug)."""
+class _ListingSource:
+    """A third-party source listing one project file, ``cwd``/``relative``, as it is: it
+    neither checks the trust, nor resolves the path inside the project, nor looks whether
+    the file exists or another source lists it too (each a plugin's possible bug)."""
+
+    def __init__(self, relative: str, plugin: str, order: tuple[int, int, str, str]) -> None:
+        self.relative, self.plugin, self.order = relative, plugin, order
 
     @hookimpl
     def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
-        path = os.path.join(context.cwd, "notes", "team.md")
-        return [RuleFile(path, os.path.dirname(path), "team.md", context.cwd, "blind", "v1", "project",
-                         (50, 0, "", "team.md"))]
+        path = os.path.join(context.cwd, self.relative)
+        return [RuleFile(path, os.path.dirname(path), os.path.basename(path), context.cwd, self.plugin, "v1",
+                         "project", self.order)]
 
 
 def test_an_untrusted_discovery_drops_a_project_file_a_plugin_listed_anyway(rule_project):
     rule_project.write({"notes/team.md": rule_text("Team.", alwaysApply=True)})
-    engine = rule_project.engine([("blind", _TrustBlindSource())])
+    engine = rule_project.engine([("blind", _ListingSource("notes/team.md", "blind", (50, 0, "", "team.md")))])
     assert [r.body for r in engine.discover(str(rule_project.cwd)).rules] == ["Team."]  # the control
     assert engine.discover(str(rule_project.cwd), trusted=False).rules == ()
 
@@ -595,44 +600,18 @@ def test_damaged_text_is_repaired_only_for_an_importer_whose_tool_reads_it(rule_
     assert [e.path for e in found.errors] == [str(rule_project.cwd / ".pi/rules/native.md")]
 
 
-class _VanishedSource:
-    """A source listing, first of all, a file that is gone by the time it is read."""
-
-    @hookimpl
-    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
-        path = os.path.join(context.cwd, "gone.md")
-        return [RuleFile(path, context.cwd, "gone.md", context.cwd, "gone", "v1", "project", (0, 0, "", ""))]  # read first
-
-
 def test_a_file_gone_before_it_is_read_is_skipped_and_the_rest_read(rule_project):
     rule_project.write({".pi/rules/a.md": rule_text("Kept.", alwaysApply=True)})
-    found = rule_project.engine([("gone", _VanishedSource())]).discover(str(rule_project.cwd))
+    gone = _ListingSource("gone.md", "gone", (0, 0, "", ""))  # read first, and absent
+    found = rule_project.engine([("gone", gone)]).discover(str(rule_project.cwd))
     assert [r.body for r in found.rules] == ["Kept."] and found.errors == ()
-
-
-class _EchoSource:
-    """A second source listing a file the native source lists too (later in order)."""
-
-    @hookimpl
-    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
-        path = os.path.join(context.cwd, ".pi", "rules", "a.md")
-        return [RuleFile(path, os.path.dirname(path), "a.md", context.cwd, "echo", "v1", "project", (99, 0, "", "a.md"))]
 
 
 def test_a_file_two_sources_list_is_one_rule_of_the_first(rule_project):
     rule_project.write({".pi/rules/a.md": rule_text("Once.", alwaysApply=True)})
-    found = rule_project.engine([("echo", _EchoSource())]).discover(str(rule_project.cwd))
+    echo = _ListingSource(".pi/rules/a.md", "echo", (99, 0, "", "a.md"))  # after the native source
+    found = rule_project.engine([("echo", echo)]).discover(str(rule_project.cwd))
     assert [(r.id, r.file.plugin, r.body) for r in found.rules] == [("a", "native", "Once.")]
-
-
-class _LinkSource:
-    """A third-party source listing a project file without resolving it inside the project."""
-
-    @hookimpl
-    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
-        path = os.path.join(context.cwd, "notes", "link.md")
-        return [RuleFile(path, os.path.dirname(path), "link.md", context.cwd, "links", "v1", "project",
-                         (50, 0, "", "link.md"))]
 
 
 def test_a_project_file_is_read_inside_the_project_whatever_source_listed_it(tmp_path):
@@ -641,7 +620,8 @@ def test_a_project_file_is_read_inside_the_project_whatever_source_listed_it(tmp
     (tmp_path / "secret.md").write_text(rule_text("Secret.", alwaysApply=True))
     project = make_rules(tmp_path / "proj", {"notes/inside.md": rule_text("Inside.", alwaysApply=True)})
     os.symlink("inside.md", project / "notes" / "link.md")
-    engine = Engine(fresh_manager([("links", _LinkSource())]), home=str(tmp_path / "home"),
+    links = _ListingSource("notes/link.md", "links", (50, 0, "", "link.md"))
+    engine = Engine(fresh_manager([("links", links)]), home=str(tmp_path / "home"),
                     env={"HOME": str(tmp_path / "home")})
     assert [r.body for r in engine.discover(str(project)).rules] == ["Inside."]  # the control: a link inside
     os.remove(project / "notes" / "link.md")
