@@ -20,7 +20,6 @@ from rules_core.engine import discovery
 from rules_core.engine.core import Engine
 from rules_core.model import ImporterInfo, ParseResult, Rule, RuleFile
 from rules_core.plugins.hookspecs import hookimpl
-from rules_core.discovery.persistent import CACHE_ENV
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
 from suite_helpers import settle_racy_clock
 
