@@ -18,9 +18,10 @@ from rules_core import deadline as deadline_module
 from rules_core.discovery.ignore import MAX_IGNORE_BYTES, MAX_WILDCARD_LINES
 from rules_core.engine import discovery
 from rules_core.engine.core import Engine
-from rules_core.model import ImporterInfo
+from rules_core.model import ImporterInfo, ParseResult, Rule, RuleFile
 from rules_core.plugins.hookspecs import hookimpl
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
+from suite_helpers import settle_racy_clock
 
 CLAUDE_RULE = "---\npaths: src/**\n---\nPrefer small functions.\n"
 
@@ -333,3 +334,298 @@ def test_the_deadline_says_how_many_rule_files_were_not_read_one_or_more(tmp_pat
     # The cut falls at the same clock reading, so each added file is one more not read.
     assert seen[1] == "1 rule file not read"
     assert seen[2] == "2 rule files not read"
+
+
+def test_an_untrusted_discovery_never_asks_where_the_repository_ends(tmp_path):
+    """An untrusted project is not even asked for its git root: nothing is remembered, so
+    a trusted discovery afterwards asks git afresh (the folder has since become its own
+    repository, so the claude rules above it are no longer a cwd-only warning)."""
+    repo = _repo(tmp_path / "repo")
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    home = str(tmp_path / "home")
+    above = [(str(repo / ".claude" / "rules"), "claude")]
+    for first_trusted, expected in ((True, above), (False, [])):  # the first: the control
+        sub = repo / f"sub-{first_trusted}"
+        sub.mkdir()
+        engine = _engine(home)
+        first = engine.discover(str(sub), trusted=first_trusted)
+        assert _cwd_only(first) == (above if first_trusted else [])
+        _repo(sub)
+        assert _cwd_only(engine.discover(str(sub))) == expected
+
+
+def test_an_invisible_character_met_twice_is_placed_at_its_first(rule_project):
+    rule_project.write({".claude/rules/twice.md": "One \u200b.\nTwo.\nThree \u200b.\n"})
+    engine = rule_project.engine()
+    first = engine.discover(str(rule_project.cwd))
+    assert [(w.code, w.line, w.column) for w in first.warnings] == [("invisible-characters", 1, 5)]
+    again = engine.discover(str(rule_project.cwd))  # a warm pass reuses the ids: the warning stays
+    assert again.rules == first.rules and again.warnings == first.warnings
+
+
+def test_an_invisible_character_brought_by_an_import_is_warned_about_without_a_place(rule_project):
+    """CLAUDE.md's ``@path`` import puts another file's text in the rule: the memory file
+    itself holds no invisible character, so the warning names the file without a line."""
+    rule_project.write({"CLAUDE.md": "Read this:\n@notes.md\n", "notes.md": "Hidden\u200b note.\n"})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert found.errors == ()
+    assert [r.file.path for r in found.rules] == [str(rule_project.cwd / "CLAUDE.md")]
+    assert [(w.code, w.path, w.line, w.column) for w in found.warnings] == [
+        ("invisible-characters", str(rule_project.cwd / "CLAUDE.md"), None, None)]
+
+
+def test_cwd_only_warnings_are_remembered_per_working_directory(tmp_path):
+    repo = _repo(tmp_path / "repo")
+    (repo / "a" / ".claude" / "rules").mkdir(parents=True)
+    (repo / "b").mkdir()
+    engine = _engine(str(tmp_path / "home"))
+    below_a = repo / "a" / "deeper"
+    below_a.mkdir()
+    assert _cwd_only(engine.discover(str(below_a))) == [(str(repo / "a" / ".claude" / "rules"), "claude")]
+    assert _cwd_only(engine.discover(str(repo / "b"))) == []  # another folder: its own answer
+
+
+def test_a_repository_at_the_filesystem_root_is_no_projects_bound(tmp_path, monkeypatch):
+    """git answering ``/`` (a repository at the root of a container's filesystem) bounds
+    nothing: the project is cwd alone, and a link out of it is refused — with or without a
+    home folder. (git's answer is planted: a real ``/.git`` would change this machine.)"""
+    outside = tmp_path / "out.md"
+    outside.write_text(rule_text("Outside.", alwaysApply=True))
+    project = tmp_path / "proj"
+    (project / ".pi" / "rules").mkdir(parents=True)
+    os.symlink("../../../out.md", project / ".pi" / "rules" / "out.md")
+    monkeypatch.setattr(discovery, "find_git_root", lambda cwd: "/")
+    for home in (None, str(tmp_path / "home")):
+        found = _engine(home).discover(str(project))
+        assert found.rules == ()
+        assert [(e.kind, e.message.split(";")[0]) for e in found.errors] == [(
+            "read-failure", f"symbolic link {project}/.pi/rules/out.md -> ../../../out.md ({outside}) leads outside "
+            f"the project directory {project}")]
+    monkeypatch.setattr(discovery, "find_git_root", lambda cwd: str(tmp_path))  # the control: a real bound
+    assert [r.body for r in _engine(None).discover(str(project)).rules] == ["Outside."]
+
+
+def test_an_unchanged_evaluation_is_the_last_one_and_a_new_error_is_not_lost(rule_project):
+    """Nothing changed: the engine hands back the last evaluation itself. A rule file that
+    fails to parse changes no rule, only the errors — and the next evaluation shows it."""
+    rule_project.write({".pi/rules/a.md": rule_text("Kept.", alwaysApply=True)})
+    engine = rule_project.engine()
+    facts = rule_project.facts()
+    first = engine.evaluate(facts)
+    assert engine.evaluate(facts) is first
+    assert first.errors == ()
+    rule_project.write({".pi/rules/bad.md": "---\nalwaysApply: [\n---\nBroken.\n"})
+    after = engine.evaluate(facts)
+    assert [o.rule.body for o in after.outcomes] == ["Kept."]
+    assert [(e.kind, e.path) for e in after.errors] == [("yaml-syntax", str(rule_project.cwd / ".pi/rules/bad.md"))]
+
+
+class _PlainParser:
+    """A third-party schema answering for ``plain.md`` with a rule it did not compile."""
+
+    @hookimpl(tryfirst=True)
+    def pi_rules_parse(self, rule_file, text, extra_keys):  # noqa: ANN001, ANN201 - the hookspec's
+        if not rule_file.path.endswith("/plain.md"):
+            return None
+        return ParseResult(Rule(file=rule_file, description="Plain", body=text, globs=("src/**",),
+                                model="*sonnet*", branch="main"))
+
+
+def test_a_rule_a_plugin_did_not_compile_is_compiled_before_matching(rule_project):
+    rule_project.write({".pi/rules/plain.md": "TypeScript only.\n"})
+    engine = rule_project.engine([("plain", _PlainParser())])
+    statuses = {
+        (touched, model, branch): [(o.rule.id, o.status) for o in engine.evaluate(
+            rule_project.facts(touched=[touched], model=model, branch=branch)).outcomes]
+        for touched, model, branch in (("src/app.ts", "claude-sonnet-4", "main"), ("docs/a.md", "claude-sonnet-4", "main"),
+                                       ("src/app.ts", "gpt-5", "main"), ("src/app.ts", "claude-sonnet-4", "dev"))
+    }
+    assert {key: value[0][1] for key, value in statuses.items()} == {
+        ("src/app.ts", "claude-sonnet-4", "main"): "active",  # the only one meeting all three
+        ("docs/a.md", "claude-sonnet-4", "main"): "inactive",
+        ("src/app.ts", "gpt-5", "main"): "inactive",
+        ("src/app.ts", "claude-sonnet-4", "dev"): "inactive",
+    }
+
+
+class _CountParses:
+    """Counts the parses that reach the schemas (answers none itself)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl(tryfirst=True)
+    def pi_rules_parse(self, rule_file, text, extra_keys):  # noqa: ANN001, ANN201 - the hookspec's
+        self.calls += 1
+
+
+def test_parses_above_cwd_inside_the_git_root_are_kept_for_the_next_process(tmp_path, monkeypatch):
+    """The kept parses are bounded by the git root, not cwd: a new engine (a new process)
+    below the root parses neither the root's CLAUDE.md (which imports a file beside it,
+    outside cwd) nor cwd's own rule — and an untrusted discovery reads neither."""
+    repo = _repo(tmp_path / "repo")
+    make_rules(repo, {"CLAUDE.md": "Root memory: @notes.md\n", "notes.md": "noted.\n",
+                      "sub/.pi/rules/a.md": rule_text("Sub.", alwaysApply=True)})
+    settle_racy_clock(monkeypatch)
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cwd = str(repo / "sub")
+
+    def parses(trusted: bool = True) -> tuple[int, list[str]]:
+        counter = _CountParses()
+        found = Engine(fresh_manager([("count", counter)]), home=str(home), env=env).discover(cwd, trusted=trusted)
+        return counter.calls, sorted(r.body.strip() for r in found.rules)
+
+    assert parses(trusted=False) == (0, [])  # untrusted: no project file read
+    assert parses() == (2, ["Root memory: noted.", "Sub."])  # the control: the first process parses both
+    assert parses() == (0, ["Root memory: noted.", "Sub."])
+    assert parses(trusted=False) == (0, [])
+
+
+def test_discovery_asked_without_a_selection_reads_the_import_variable(tmp_path):
+    """``Discoverer.discover`` without the settings' importers falls back on
+    ``PI_RULES_IMPORT``, with its errors (``Engine.discover`` always passes its own)."""
+    project = make_rules(tmp_path / "proj", {".github/copilot-instructions.md": "Copilot.\n",
+                                            ".claude/rules/c.md": "Claude.\n"})
+    home = str(tmp_path / "home")
+    bodies = {}
+    for chosen in ("copilot", "claude", "copilot,nonesuch"):
+        found = _engine(home, PI_RULES_IMPORT=chosen).discovery.discover(str(project))
+        bodies[chosen] = ([r.body.strip() for r in found.rules], [(e.kind, e.path) for e in found.errors])
+    assert bodies == {
+        "copilot": (["Copilot."], []),
+        "claude": (["Claude."], []),
+        # An unknown name: the value is refused, named, and the defaults (all) read.
+        "copilot,nonesuch": (["Copilot.", "Claude."], [("invalid-value", "PI_RULES_IMPORT")]),
+    }
+
+
+def test_a_relative_or_unnormalised_working_directory_gives_absolute_normal_paths(tmp_path, monkeypatch):
+    project = make_rules(tmp_path / "proj", {".pi/rules/a.md": rule_text(alwaysApply=True), "x/keep": ""})
+    engine = _engine(str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    for spelling in ("proj", f"{project}/x/..", f"{project}/"):
+        found = engine.discover(spelling)
+        assert [r.file.path for r in found.rules] == [str(project / ".pi" / "rules" / "a.md")], spelling
+
+
+def test_a_projects_import_setting_never_un_imports_the_users_own_files(tmp_path):
+    """The user's own imported files follow the user's selection (``global_importers``),
+    not the project's ``import = "none"``."""
+    home = make_rules(tmp_path / "home", {".cursor/rules/mine.mdc": "---\nalwaysApply: true\n---\nMine.\n"})
+    project = make_rules(tmp_path / "proj", {".cursor/rules/theirs.mdc": "---\nalwaysApply: true\n---\nTheirs.\n"})
+    engine = _engine(str(home))
+    assert sorted(r.body.strip() for r in engine.discover(str(project)).rules) == ["Mine.", "Theirs."]  # the control
+    make_rules(project, {".pi/rules.toml": 'import = "none"\n'})
+    assert [r.body.strip() for r in _engine(str(home)).discover(str(project)).rules] == ["Mine."]
+
+
+class _ListingSource:
+    """A third-party source listing one project file, ``cwd``/``relative``, as it is: it
+    neither checks the trust, nor resolves the path inside the project, nor looks whether
+    the file exists or another source lists it too (each a plugin's possible bug)."""
+
+    def __init__(self, relative: str, plugin: str, order: tuple[int, int, str, str]) -> None:
+        self.relative, self.plugin, self.order = relative, plugin, order
+
+    @hookimpl
+    def pi_rules_sources(self, context):  # noqa: ANN001, ANN201 - the hookspec's
+        path = os.path.join(context.cwd, self.relative)
+        return [RuleFile(path, os.path.dirname(path), os.path.basename(path), context.cwd, self.plugin, "v1",
+                         "project", self.order)]
+
+
+def test_an_untrusted_discovery_drops_a_project_file_a_plugin_listed_anyway(rule_project):
+    rule_project.write({"notes/team.md": rule_text("Team.", alwaysApply=True)})
+    engine = rule_project.engine([("blind", _ListingSource("notes/team.md", "blind", (50, 0, "", "team.md")))])
+    assert [r.body for r in engine.discover(str(rule_project.cwd)).rules] == ["Team."]  # the control
+    assert engine.discover(str(rule_project.cwd), trusted=False).rules == ()
+
+
+def test_the_engines_environment_reaches_the_sources(rule_project, tmp_path):
+    """Copilot's ``COPILOT_CUSTOM_INSTRUCTIONS_DIRS`` is read from the engine's environment."""
+    team = make_rules(tmp_path / "team", {".github/instructions/t.instructions.md": "Team.\n"})
+    assert rule_project.engine().discover(str(rule_project.cwd)).rules == ()
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = str(team)
+    assert [r.body.strip() for r in rule_project.engine().discover(str(rule_project.cwd)).rules] == ["Team."]
+
+
+def test_the_sources_errors_are_listed_once_each_by_path(rule_project, tmp_path):
+    """Errors the sources report (not the reads): each once, ordered by path, then kind."""
+    rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = "relative/dir, relative/dir, /abs/../ok"
+    rules = rule_project.cwd / ".pi" / "rules"
+    rules.mkdir(parents=True)
+    os.symlink("nowhere", rules / "broken.md")
+    os.mkfifo(rules / "fifo.md")
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(e.kind, e.path) for e in found.errors] == [
+        ("read-failure", str(rules / "broken.md")),
+        ("read-failure", str(rules / "fifo.md")),
+        ("invalid-value", "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"),
+    ]
+
+
+def test_the_users_own_files_are_read_first_and_counted_once(rule_project, monkeypatch):
+    monkeypatch.setattr(discovery, "MAX_RULE_FILES", 2)
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    rule_project.write({".pi/rules/theirs.md": rule_text("Theirs.", alwaysApply=True)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [r.body for r in found.rules] == ["Theirs.", "Mine."] and found.errors == ()  # two files, at the cap
+    rule_project.write({".pi/rules/more.md": rule_text("More.", alwaysApply=True)})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    # Over the cap: the user's own file is read first, so the project's last one is left out.
+    assert [r.body for r in found.rules] == ["More.", "Mine."]
+    assert [e.message.split(";")[0] for e in found.errors] == [
+        "the sources list 3 rule files, over the limit of 2 per discovery"]
+
+
+def test_the_deadline_never_costs_the_users_own_rules(rule_project, monkeypatch):
+    rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
+    rule_project.write({".pi/rules/theirs.md": rule_text("Theirs.", alwaysApply=True)})
+    monkeypatch.setattr(deadline_module.time, "monotonic", _Clock())  # 100 ms a reading: 1 ms is over at once
+    rule_project.env["PI_RULES_DEADLINE_MS"] = "1"
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [r.body for r in found.rules] == ["Mine."]
+    assert [e.message.split(":")[0] for e in found.errors if "time budget" in e.message] == ["1 rule file not read"]
+
+
+def test_damaged_text_is_repaired_only_for_an_importer_whose_tool_reads_it(rule_project):
+    """claude-md declares ``lossy_utf8`` (Claude Code reads a damaged CLAUDE.md); the
+    native format does not, so the same bytes there are an error and no rule."""
+    rule_project.write({"CLAUDE.md": b"Caf\xe9 rules.\n", ".pi/rules/native.md": b"---\nalwaysApply: true\n---\nCaf\xe9.\n"})
+    found = rule_project.engine().discover(str(rule_project.cwd))
+    assert [(r.file.plugin, r.body) for r in found.rules] == [("claude-md", "Caf\ufffd rules.\n")]
+    assert [(w.code, w.path) for w in found.warnings] == [("invalid-utf8", str(rule_project.cwd / "CLAUDE.md"))]
+    assert [e.path for e in found.errors] == [str(rule_project.cwd / ".pi/rules/native.md")]
+
+
+def test_a_file_gone_before_it_is_read_is_skipped_and_the_rest_read(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("Kept.", alwaysApply=True)})
+    gone = _ListingSource("gone.md", "gone", (0, 0, "", ""))  # read first, and absent
+    found = rule_project.engine([("gone", gone)]).discover(str(rule_project.cwd))
+    assert [r.body for r in found.rules] == ["Kept."] and found.errors == ()
+
+
+def test_a_file_two_sources_list_is_one_rule_of_the_first(rule_project):
+    rule_project.write({".pi/rules/a.md": rule_text("Once.", alwaysApply=True)})
+    echo = _ListingSource(".pi/rules/a.md", "echo", (99, 0, "", "a.md"))  # after the native source
+    found = rule_project.engine([("echo", echo)]).discover(str(rule_project.cwd))
+    assert [(r.id, r.file.plugin, r.body) for r in found.rules] == [("a", "native", "Once.")]
+
+
+def test_a_project_file_is_read_inside_the_project_whatever_source_listed_it(tmp_path):
+    """The read itself resolves a project file inside the project (a source may not have,
+    or the file may have become a link since): a link leading out is refused, not read."""
+    (tmp_path / "secret.md").write_text(rule_text("Secret.", alwaysApply=True))
+    project = make_rules(tmp_path / "proj", {"notes/inside.md": rule_text("Inside.", alwaysApply=True)})
+    os.symlink("inside.md", project / "notes" / "link.md")
+    links = _ListingSource("notes/link.md", "links", (50, 0, "", "link.md"))
+    engine = Engine(fresh_manager([("links", links)]), home=str(tmp_path / "home"),
+                    env={"HOME": str(tmp_path / "home")})
+    assert [r.body for r in engine.discover(str(project)).rules] == ["Inside."]  # the control: a link inside
+    os.remove(project / "notes" / "link.md")
+    os.symlink("../../secret.md", project / "notes" / "link.md")
+    found = engine.discover(str(project))
+    assert found.rules == ()
+    assert [(e.kind, e.path) for e in found.errors] == [("read-failure", str(project / "notes" / "link.md"))]
+    assert "leads outside the project directory" in found.errors[0].message
