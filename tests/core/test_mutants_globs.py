@@ -1,0 +1,87 @@
+"""Glob matching (rules_core.globs.matching, ._guard, ._budget) pinned where mutation
+testing found it unpinned (issue 32, docs/mutation.md "Glob matching").
+
+Every matching answer below was asked of picomatch 4.0.4 itself (`picomatch(p, {dot:
+true})(s)` for paths, `picomatch(p)(s)` for flat tokens), the library whose answers
+tests/data/picomatch-*.jsonl record; none is invented here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import rules_core.globs.matching as globs
+from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, compile_flat, compile_glob
+
+# (pattern, path, picomatch's answer with {dot: true})
+PICOMATCH = [
+    # `!(x)` followed by more pattern only tests that the text does not START with x ...
+    ("!(a)X", "abX", False), ("!(a)X", "bX", True),
+    ("!(a) ", "ab ", False), ("!(a) ", "b ", True),
+    ("!(a).ts", "ab.ts", False), ("!(a).ts", "b.ts", True),
+    # ... unless only `)` follow (the end of an enclosing group): then it is "not exactly x"
+    ("@(!(a))", "ab", True), ("@(!(a))", "a", False), ("@(!(a))", "b", True),
+    # ... or a star inside is followed by one plain extension: "not exactly x" before it
+    ("!(*.test).ts", "a.test.ts", False), ("!(*.test).ts", "a.ts", True),
+    ("!(*.test).ts", "a.testx.ts", True), ("!(*.test).ts", "a.tests.ts", True),
+    ("!(*.test).ts", "a.test.x.ts", True),
+    # ... or what is inside holds a `/` (then the glob is also accepted as fast enough)
+    ("!(a/*)*", "b", True), ("!(a/*)*", "ab", True), ("!(a/*)*", "a/b", False),
+    ("a!(/*)*", "a", True), ("a!(/*)*", "ab", True), ("a!(/*)*", "a/b", False),
+    # `{x..y}` is the class [x-y] with sorted ends; JS refuses an out-of-order class, and
+    # then the text itself is meant
+    ("{01..03}.txt", "01..03.txt", True), ("{01..03}.txt", "02.txt", False),
+    ("x{01..03}", "x01..03", True),
+    ("{abc..d}", "c", True), ("{abc..d}", "d", True), ("{abc..d}", "-", False),
+    ("{a..c..e}", "-", True), ("{a..c..e}", "e", True), ("{a..c..e}", "d", False),
+    ("{a..c..e}", "X", False),
+    # `+`/`?` after `]` or `)` is the regex quantifier, unless it opens an extglob `+(`
+    ("[ab]+(c)", "ac", True), ("[ab]+(c)", "acc", True), ("[ab]+(c)", "abc", False),
+    ("(a)+(c)", "ac", True), ("(a)+(c)", "acc", True), ("(a)+(c)", "aac", False),
+    ("[ab]+x(c)", "abxc", True), ("[ab]+x(c)", "axc", True), ("[ab]+x(c)", "ax(c)", False),
+    # `[!a]` is the set {!, a}; a comma in a class is a member
+    ("[!a]", "!", True), ("[!a]", "X", False), ("[a,b]", ",", True), ("[a,b]", "X", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), PICOMATCH)
+def test_paths_are_answered_as_picomatch_answers_them(pattern: str, path: str, expected: bool) -> None:
+    globs._compile.cache_clear()
+    assert compile_glob(pattern).match(path) is expected
+
+
+def test_a_long_path_of_short_names_still_matches_up_to_the_longest_a_file_can_have() -> None:
+    name = "a" * MAX_SEGMENT  # the longest name a file can have (NAME_MAX)
+    assert compile_glob("**").match(name) and compile_flat("*").match(name)
+    assert compile_glob("*/b").match(name + "/b") and compile_flat("*/b").match(name + "/b")
+    assert not compile_glob("**").match(name + "a") and not compile_flat("*").match(name + "a")
+    # names of 200 are fine even when two of them, with the `/`, make more than 255
+    assert compile_glob("*/*").match("a" * 200 + "/" + "b" * 200)
+    assert compile_flat("*/*").match("a" * 200 + "/" + "b" * 200)
+    longest = "/".join(["a" * 240] * 17)  # PATH_MAX characters exactly
+    assert len(longest) == MAX_SUBJECT and compile_glob("**").match(longest)
+    assert not compile_glob("**").match(longest + "b")
+    assert not compile_glob("!x").match(longest + "b")  # not even a negation matches it
+    for glob in (compile_glob("**"), compile_glob("*/*")):  # the same bounds for the caller's normal form
+        assert glob.match_normalized("a" * 200 + "/" + "b" * 200)
+        assert not glob.match_normalized("a" * 256) and not glob.match_normalized(longest + "b")
+
+
+@pytest.mark.parametrize(("pattern", "segment"), [
+    ("{a/b,c}", "{a/b,c}"), ("(x/y|z)", "(x/y|z)"), ("\\/a", "\\/a"), ("[/]a", "[/]a"), ("/a", "a"),
+    ("\\a/b", "b"), ("a\\b/c", "c"),  # an escape hides one character, no more
+    ("[a]/b", "b"), ("[a]x/b", "b"),  # a class ends at its `]`
+    ("X/b", "b"), ("{X/a,b}", "{X/a,b}"),  # only `{`, `(` open and `}`, `)` close a group
+    ("{{a,b}/c,d}", "{{a,b}/c,d}"), ("(a)/b", "b"), ("{a}/b", "b"),  # groups nest and close
+])
+def test_the_last_segment_is_the_text_after_the_last_slash_outside_groups(pattern: str, segment: str) -> None:
+    assert globs.last_segment(pattern) == segment
+
+
+def test_globs_compiled_apart_are_equal_by_pattern_and_mode_and_spread_over_hashes() -> None:
+    build = globs._compile.__wrapped__  # past the cache: two distinct objects
+    a, b = build("src/*.ts", False), build("src/*.ts", False)
+    assert a is not b and a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != build("src/*.ts", True) and a != "src/*.ts"
+    # a set or dict of many globs stays a hash table, not one bucket
+    assert len({hash(build(f"dir{i}/**", False)) for i in range(50)}) == 50
