@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import rules_core.globs.matching as globs
+from rules_core.globs._budget import BoundedCache
 from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, compile_flat, compile_glob
 
 # (pattern, path, picomatch's answer with {dot: true})
@@ -41,6 +42,14 @@ PICOMATCH = [
     ("[ab]+x(c)", "abxc", True), ("[ab]+x(c)", "axc", True), ("[ab]+x(c)", "ax(c)", False),
     # `[!a]` is the set {!, a}; a comma in a class is a member
     ("[!a]", "!", True), ("[!a]", "X", False), ("[a,b]", ",", True), ("[a,b]", "X", False),
+    ("a//*", "a/XX/XXb", False),  # `//` in a pattern: no normalised path has it
+    # loops in different segments never combine, so these are fast enough to be accepted
+    ("*(a)/*(b)/*(c)", "aa/bb/c", True), ("*(a)/*(b)/*(c)", "aa/bc/c", False),
+    ("**/+(a)/**", "x/aa/y", True), ("**/+(a)/**", "x/ab/y", False),
+]
+# (pattern, token, picomatch's answer without options): flat tokens are not normalised
+PICOMATCH_FLAT = [
+    ("a//*", "a//b", True), ("a///*", "a///b", True), ("a///*", "a//b", False),
 ]
 
 
@@ -48,6 +57,12 @@ PICOMATCH = [
 def test_paths_are_answered_as_picomatch_answers_them(pattern: str, path: str, expected: bool) -> None:
     globs._compile.cache_clear()
     assert compile_glob(pattern).match(path) is expected
+
+
+@pytest.mark.parametrize(("pattern", "token", "expected"), PICOMATCH_FLAT)
+def test_flat_tokens_are_answered_as_picomatch_answers_them(pattern: str, token: str, expected: bool) -> None:
+    globs._compile.cache_clear()
+    assert compile_flat(pattern).match(token) is expected
 
 
 def test_a_long_path_of_short_names_still_matches_up_to_the_longest_a_file_can_have() -> None:
@@ -65,6 +80,12 @@ def test_a_long_path_of_short_names_still_matches_up_to_the_longest_a_file_can_h
     for glob in (compile_glob("**"), compile_glob("*/*")):  # the same bounds for the caller's normal form
         assert glob.match_normalized("a" * 200 + "/" + "b" * 200)
         assert not glob.match_normalized("a" * 256) and not glob.match_normalized(longest + "b")
+
+
+@pytest.mark.parametrize(("raw", "normal"), [("a/.", "a"), ("a/b/.", "a/b"), ("/.", "/")])
+def test_a_trailing_dot_segment_is_dropped(raw: str, normal: str) -> None:
+    assert globs.normalize_path(raw) == normal
+    assert compile_glob(normal).match(raw) and compile_glob("*").match("a/.")
 
 
 @pytest.mark.parametrize(("pattern", "segment"), [
@@ -85,3 +106,27 @@ def test_globs_compiled_apart_are_equal_by_pattern_and_mode_and_spread_over_hash
     assert a != build("src/*.ts", True) and a != "src/*.ts"
     # a set or dict of many globs stays a hash table, not one bucket
     assert len({hash(build(f"dir{i}/**", False)) for i in range(50)}) == 50
+
+
+def test_the_compile_cache_keeps_the_most_recent_values_within_its_entries_and_weight() -> None:
+    built: list[str] = []
+
+    def build(key: str) -> str:
+        built.append(key)
+        return key * 2
+
+    cache: BoundedCache[str, str] = BoundedCache(build, len, 2, 10)  # two entries, ten characters
+    assert cache.__wrapped__ is build
+    assert cache("ab") == cache("ab") == "abab" and built == ["ab"]
+    assert (len(cache), cache.held) == (1, 4)
+    cache("cd"), cache("ab"), cache("ef")  # `ab` used again: `cd` is the least recent, and goes
+    assert (len(cache), cache.held) == (2, 8)
+    cache("ab"), cache("ef")
+    assert built == ["ab", "cd", "ef"]
+    cache("cd")
+    assert built == ["ab", "cd", "ef", "cd"]
+    cache("wxyz")  # 8 characters more than the 10 allowed: the older ones make room
+    assert (len(cache), cache.held) == (1, 8) and cache("wxyz") == "wxyzwxyz" and built[-1] == "wxyz"
+    cache.cache_clear()
+    assert (len(cache), cache.held) == (0, 0)
+    assert cache("abcdef") == "abcdefabcdef" and (len(cache), cache.held) == (0, 0)  # heavier than all: not kept
