@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from rules_core.rule_tests.pytest_plugin import rule_text
 import rules_core.globs.matching as globs
-from rules_core.globs._budget import BoundedCache
+from rules_core.globs._budget import MAX_BRACE_GROUPS, BoundedCache
 from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, compile_flat, compile_glob
 
 # (pattern, path, picomatch's answer with {dot: true})
@@ -104,6 +105,7 @@ def test_globs_compiled_apart_are_equal_by_pattern_and_mode_and_spread_over_hash
     a, b = build("src/*.ts", False), build("src/*.ts", False)
     assert a is not b and a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert a != build("src/*.ts", True) and a != "src/*.ts"
+    assert compile_glob("src/*.ts").flat is False and compile_glob("src/*.ts") == a  # path mode is not flat
     # a set or dict of many globs stays a hash table, not one bucket
     assert len({hash(build(f"dir{i}/**", False)) for i in range(50)}) == 50
 
@@ -130,3 +132,15 @@ def test_the_compile_cache_keeps_the_most_recent_values_within_its_entries_and_w
     cache.cache_clear()
     assert (len(cache), cache.held) == (0, 0)
     assert cache("abcdef") == "abcdefabcdef" and (len(cache), cache.held) == (0, 0)  # heavier than all: not kept
+
+
+def test_thirty_two_brace_groups_compile_and_the_thirty_third_is_reported(rule_project) -> None:
+    most = "{a}" * MAX_BRACE_GROUPS  # picomatch: `{a}` is its own text, not `a`
+    assert compile_glob(most).match(most) and not compile_glob(most).match("a" * MAX_BRACE_GROUPS)
+    escaped = "\\{a}" * 40 + "{b,c}"  # an escaped `{` opens no group: one group here
+    assert compile_glob(escaped).match("{a}" * 40 + "c") and not compile_glob(escaped).match("{a}" * 40 + "a")
+    rule_project.write({".pi/rules/r.md": rule_text(globs=[most + "{a}", "src/**"], match="touched")})
+    errors = rule_project.engine().discover(str(rule_project.cwd)).errors
+    assert [(e.kind, e.message) for e in errors] == [("invalid-value", (
+        f"glob {most + '{a}'!r} cannot be used: brace expansion of more than 32 groups {{...}} is refused; "
+        "split the glob"))]
