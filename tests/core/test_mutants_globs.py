@@ -144,3 +144,18 @@ def test_thirty_two_brace_groups_compile_and_the_thirty_third_is_reported(rule_p
     assert [(e.kind, e.message) for e in errors] == [("invalid-value", (
         f"glob {most + '{a}'!r} cannot be used: brace expansion of more than 32 groups {{...}} is refused; "
         "split the glob"))]
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_a_chain_of_globstars_commits_each_but_the_last(flat: bool) -> None:
+    """docs/globs.md: each `**` of a chain but the last takes the first place the piece
+    after it matches (an atomic group), so matching is linear; a lone `**` and a chain
+    with an extglob spanning `/` keep the plain regex. (The time this saves is measured
+    in tests/suites/test_fuzz.py; here, that the regex has the commitment at all.)"""
+    compile_ = compile_flat if flat else compile_glob
+    chain = compile_("**/a/**/b")
+    assert chain.regex.pattern.count("(?>") == 1
+    assert chain.match("x/a/y/a/b") and chain.match("a/b") and not chain.match("a/x")
+    assert compile_("**/a/**/b/**/c").regex.pattern.count("(?>") == 2
+    assert "(?>" not in compile_("**/a/b").regex.pattern
+    assert "(?>" not in compile_("**/@(a|b/c)/x").regex.pattern
