@@ -47,10 +47,14 @@ PICOMATCH = [
     # loops in different segments never combine, so these are fast enough to be accepted
     ("*(a)/*(b)/*(c)", "aa/bb/c", True), ("*(a)/*(b)/*(c)", "aa/bc/c", False),
     ("**/+(a)/**", "x/aa/y", True), ("**/+(a)/**", "x/ab/y", False),
+    # a `..` no `**` can absorb: the `**` chain may not commit to the first `.?` (`.h`)
+    ("**/.?/**/b", ".h/../b", True), ("**/.?/**/b", "x/.h/../b", True),
 ]
 # (pattern, token, picomatch's answer without options): flat tokens are not normalised
 PICOMATCH_FLAT = [
     ("a//*", "a//b", True), ("a///*", "a///b", True), ("a///*", "a//b", False),
+    # a hidden name no flat `**` can absorb: the chain may not commit to the first `a`
+    ("**/@(.h|a)/**/b", "a/.h/b", True), ("**/@(.h|a)/**/b", "a/b", True),
 ]
 
 
