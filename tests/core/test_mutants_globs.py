@@ -8,12 +8,14 @@ tests/data/picomatch-*.jsonl record; none is invented here.
 
 from __future__ import annotations
 
+import string
+
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import rule_text
 import rules_core.globs.matching as globs
 from rules_core.globs._budget import MAX_BRACE_GROUPS, BoundedCache
-from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, compile_flat, compile_glob
+from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, GlobError, compile_flat, compile_glob
 
 # (pattern, path, picomatch's answer with {dot: true})
 PICOMATCH = [
@@ -47,6 +49,9 @@ PICOMATCH = [
     # loops in different segments never combine, so these are fast enough to be accepted
     ("*(a)/*(b)/*(c)", "aa/bb/c", True), ("*(a)/*(b)/*(c)", "aa/bc/c", False),
     ("**/+(a)/**", "x/aa/y", True), ("**/+(a)/**", "x/ab/y", False),
+    # a repeated extglob whose words split any text in one way only (Sardinas–Patterson)
+    ("+(a|ab|bb)", "abba", True), ("+(a|ab|bb)", "abb", True), ("+(a|ab|bb)", "ba", False),
+    ("+(a|ab|bbb)", "abbba", True), ("+(a|ab|bbb)", "abba", False),
     # a `..` no `**` can absorb: the `**` chain may not commit to the first `.?` (`.h`)
     ("**/.?/**/b", ".h/../b", True), ("**/.?/**/b", "x/.h/../b", True),
 ]
@@ -163,3 +168,26 @@ def test_a_chain_of_globstars_commits_each_but_the_last(flat: bool) -> None:
     assert compile_("**/a/**/b/**/c").regex.pattern.count("(?>") == 2
     assert "(?>" not in compile_("**/a/b").regex.pattern
     assert "(?>" not in compile_("**/@(a|b/c)/x").regex.pattern
+
+
+@pytest.mark.parametrize("pattern", ["+(a|aaa)", "+(aa|aaa)", "+(a|ab|bc|c)"])
+def test_repeated_words_that_split_a_text_in_two_ways_are_refused(pattern: str) -> None:
+    # `aaa` is a.a.a or aaa; `aaaaaa` is aa.aa.aa or aaa.aaa; `abc` is a.bc or ab.c
+    with pytest.raises(GlobError, match=r"several ways \(exponential time\)"):
+        compile_glob(pattern)
+
+
+def test_the_words_of_a_repeated_extglob_are_checked_up_to_64_words_and_1024_characters() -> None:
+    """Words sharing a first letter are checked for ambiguity (quadratic in the words),
+    so at most 64 of them, 1,024 characters in all; past that the glob is refused."""
+    seconds = string.ascii_letters + string.digits + "_~="
+    words = ["a" + c for c in seconds[:64]]
+    assert compile_glob(f"+({'|'.join(words)})").match("a0aZa_")  # picomatch: true
+    assert not compile_glob(f"+({'|'.join(words)})").match("a0b")  # picomatch: false
+    with pytest.raises(GlobError, match=r"several ways"):
+        compile_glob(f"+({'|'.join(words + ['a' + seconds[64]])})")
+    long_words = ["a" + c + "b" * 14 for c in seconds[:64]]  # 64 x 16 = 1,024 characters
+    assert compile_glob(f"+({'|'.join(long_words)})").match(long_words[3] + long_words[0])  # picomatch: true
+    assert not compile_glob(f"+({'|'.join(long_words)})").match(long_words[3] + "a")  # picomatch: false
+    with pytest.raises(GlobError, match=r"several ways"):
+        compile_glob(f"+({'|'.join(long_words[:-1] + [long_words[-1] + 'b'])})")
