@@ -118,6 +118,7 @@ def test_globs_compiled_apart_are_equal_by_pattern_and_mode_and_spread_over_hash
     assert a is not b and a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert a != build("src/*.ts", True) and a != "src/*.ts"
     assert compile_glob("src/*.ts").flat is False and compile_glob("src/*.ts") == a  # path mode is not flat
+    assert repr(a) == "compile_glob('src/*.ts')" and repr(compile_flat("v*")) == "compile_flat('v*')"
     # a set or dict of many globs stays a hash table, not one bucket
     assert len({hash(build(f"dir{i}/**", False)) for i in range(50)}) == 50
 
