@@ -170,6 +170,8 @@ def test_a_chain_of_globstars_commits_each_but_the_last(flat: bool) -> None:
     assert chain.regex.pattern.count("(?>") == 1
     assert chain.match("x/a/y/a/b") and chain.match("a/b") and not chain.match("a/x")
     assert compile_("**/a/**/b/**/c").regex.pattern.count("(?>") == 2
+    for piece in ("[ab]", "@(a|b)", "[)]", "a.b"):  # groups, classes and escapes in the piece
+        assert compile_(f"**/{piece}/**/b").regex.pattern.count("(?>") == 1
     assert "(?>" not in compile_("**/a/b").regex.pattern
     assert "(?>" not in compile_("**/@(a|b/c)/x").regex.pattern
 
