@@ -45,6 +45,11 @@ PICOMATCH = [
     ("[ab]+x(c)", "abxc", True), ("[ab]+x(c)", "axc", True), ("[ab]+x(c)", "ax(c)", False),
     # `[!a]` is the set {!, a}; a comma in a class is a member
     ("[!a]", "!", True), ("[!a]", "X", False), ("[a,b]", ",", True), ("[a,b]", "X", False),
+    # `]` first in a class is a member
+    ("*[]a]", "x]", True), ("*[]a]", "xa", True), ("*[]a]", "xb", False),
+    ("x[^]a]", "xb", True), ("x[^]a]", "x]", False),
+    # a `-` first in a class is a member, so the two alternatives never overlap
+    ("+([-a]|b)", "-ab", True), ("+([-a]|b)", "-ac", False),
     ("a//*", "a/XX/XXb", False),  # `//` in a pattern: no normalised path has it
     # a trailing backslash is a literal backslash; so is one before a letter here
     # (picomatch's `\\d` is the regex digit: `*\\d` vs `a1`, docs/globs.md's deviations)
@@ -176,7 +181,12 @@ def test_a_chain_of_globstars_commits_each_but_the_last(flat: bool) -> None:
     assert "(?>" not in compile_("**/@(a|b/c)/x").regex.pattern
 
 
-@pytest.mark.parametrize("pattern", ["+(a|aaa)", "+(aa|aaa)", "+(a|ab|bc|c)"])
+@pytest.mark.parametrize("pattern", [
+    "+(a|aaa)", "+(aa|aaa)", "+(a|ab|bc|c)",
+    # a class that overlaps another alternative: a range, a negated or POSIX class, an
+    # escaped member, a member a `.` would not reach (a newline)
+    "+([a-c]|b)", "+([^a]|b)", "+([[:alpha:]]|b)", "+([\\a]|a)", "+([-a]|a)", "+([\n.]|\n)",
+])
 def test_repeated_words_that_split_a_text_in_two_ways_are_refused(pattern: str) -> None:
     # `aaa` is a.a.a or aaa; `aaaaaa` is aa.aa.aa or aaa.aaa; `abc` is a.bc or ab.c
     with pytest.raises(GlobError, match=r"several ways \(exponential time\)"):
