@@ -48,8 +48,14 @@ PICOMATCH = [
     # `]` first in a class is a member
     ("*[]a]", "x]", True), ("*[]a]", "xa", True), ("*[]a]", "xb", False),
     ("x[^]a]", "xb", True), ("x[^]a]", "x]", False),
+    ("^[a]", "^a", True), ("^*[a]", "^xa", True),  # a `^` before the class is text
+    ("a]]]x[^b]", "a]]]xc", True), ("a]]]x[^b]", "a]]]xb", False),  # `]` before a class is text
     # a `-` first in a class is a member, so the two alternatives never overlap
     ("+([-a]|b)", "-ab", True), ("+([-a]|b)", "-ac", False),
+    # a range holds exactly its ends and what lies between (up to 256 code points apart)
+    ("+([a-c]|d)", "abd", True), ("+([a-c]|d)", "abe", False),
+    ("+([b-c]|a)", "acab", True), ("+([b-c]|a)", "ad", False),
+    ("+([\u0100-\u0200]|a)", "a\u0150\u0200", True), ("+([\u0100-\u0200]|a)", "a\u0201", False),
     ("a//*", "a/XX/XXb", False),  # `//` in a pattern: no normalised path has it
     # a trailing backslash is a literal backslash; so is one before a letter here
     # (picomatch's `\\d` is the regex digit: `*\\d` vs `a1`, docs/globs.md's deviations)
@@ -185,7 +191,7 @@ def test_a_chain_of_globstars_commits_each_but_the_last(flat: bool) -> None:
     "+(a|aaa)", "+(aa|aaa)", "+(a|ab|bc|c)",
     # a class that overlaps another alternative: a range, a negated or POSIX class, an
     # escaped member, a member a `.` would not reach (a newline)
-    "+([a-c]|b)", "+([^a]|b)", "+([[:alpha:]]|b)", "+([\\a]|a)", "+([-a]|a)", "+([\n.]|\n)",
+    "+([a-c]|b)", "+([a-c]|c)", "+([a-cx]|x)", "+([xy]|x)", "+([xy]|y)", "+([\u0100-\u0201]|a)", "+([^a]|b)", "+([[:alpha:]]|b)", "+([\\a]|a)", "+([-a]|a)", "+([\n.]|\n)",
 ])
 def test_repeated_words_that_split_a_text_in_two_ways_are_refused(pattern: str) -> None:
     # `aaa` is a.a.a or aaa; `aaaaaa` is aa.aa.aa or aaa.aaa; `abc` is a.bc or ab.c
