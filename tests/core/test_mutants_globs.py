@@ -50,6 +50,7 @@ PICOMATCH = [
     ("x[^]a]", "xb", True), ("x[^]a]", "x]", False),
     ("^[a]", "^a", True), ("^*[a]", "^xa", True),  # a `^` before the class is text
     ("a]]]x[^b]", "a]]]xc", True), ("a]]]x[^b]", "a]]]xb", False),  # `]` before a class is text
+    ("a(b*", "a(bx", True), ("a(b*", "aXX(XXbx", False),  # a `(` never closed is text
     # a `-` first in a class is a member, so the two alternatives never overlap
     ("+([-a]|b)", "-ab", True), ("+([-a]|b)", "-ac", False),
     # a range holds exactly its ends and what lies between (up to 256 code points apart)
@@ -188,6 +189,7 @@ def test_a_chain_of_globstars_commits_each_but_the_last(flat: bool) -> None:
 
 
 @pytest.mark.parametrize("pattern", [
+    "x+(a*", "*(a*",  # an extglob never closed is judged too: a star inside a repetition
     "+(a|aaa)", "+(aa|aaa)", "+(a|ab|bc|c)",
     # a class that overlaps another alternative: a range, a negated or POSIX class, an
     # escaped member, a member a `.` would not reach (a newline)
