@@ -45,6 +45,12 @@ PICOMATCH = [
     ("[ab]+x(c)", "abxc", True), ("[ab]+x(c)", "axc", True), ("[ab]+x(c)", "ax(c)", False),
     # `[!a]` is the set {!, a}; a comma in a class is a member
     ("[!a]", "!", True), ("[!a]", "X", False), ("[a,b]", ",", True), ("[a,b]", "X", False),
+    # stars in one name commit to the next literal piece: several are fast enough
+    ("*a*b*c*", "xaybzc", True), ("*a*b*c*", "xaybz", False),
+    ("*-*-*.md", "a-b-c.md", True), ("*-*-*.md", "a-b.md", False),
+    ("***", "xb", True), ("***", "a/b", False), ("**!(a)", "ab", True), ("**!(a)", "a", True),
+    # a trailing `/**` matches the folder itself, except after a star
+    ("a*/**", "ab", False), ("a*/**", "ab/c", True), ("/**", "/a", True), ("x/**/**", "x", True),
     # `]` first in a class is a member
     ("*[]a]", "x]", True), ("*[]a]", "xa", True), ("*[]a]", "xb", False),
     ("x[^]a]", "xb", True), ("x[^]a]", "x]", False),
@@ -215,3 +221,16 @@ def test_the_words_of_a_repeated_extglob_are_checked_up_to_64_words_and_1024_cha
     assert not compile_glob(f"+({'|'.join(long_words)})").match(long_words[3] + "a")  # picomatch: false
     with pytest.raises(GlobError, match=r"several ways"):
         compile_glob(f"+({'|'.join(long_words[:-1] + [long_words[-1] + 'b'])})")
+
+
+@pytest.mark.parametrize("pattern", ["!", "./", "!./!", "././"])
+def test_a_pattern_of_only_negations_and_dot_slashes_is_named_empty(pattern: str) -> None:
+    with pytest.raises(GlobError) as info:
+        compile_glob(pattern)
+    assert str(info.value) == "empty pattern"
+
+
+def test_a_pattern_that_is_not_text_is_named_by_its_type() -> None:
+    with pytest.raises(GlobError) as info:
+        compile_glob(5)  # type: ignore[arg-type]
+    assert str(info.value) == "pattern must be a string, not int"
