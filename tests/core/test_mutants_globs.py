@@ -51,6 +51,8 @@ PICOMATCH = [
     ("***", "xb", True), ("***", "a/b", False), ("**!(a)", "ab", True), ("**!(a)", "a", True),
     # a trailing `/**` matches the folder itself, except after a star
     ("a*/**", "ab", False), ("a*/**", "ab/c", True), ("/**", "/a", True), ("x/**/**", "x", True),
+    ("a/**", "a", True), ("*a/**", "xa", True), ("aX/**", "aX", True),
+    ("{a", "None", False), ("{a", "{a", True),  # a `{` never closed: only the text itself
     # `]` first in a class is a member
     ("*[]a]", "x]", True), ("*[]a]", "xa", True), ("*[]a]", "xb", False),
     ("x[^]a]", "xb", True), ("x[^]a]", "x]", False),
@@ -234,3 +236,10 @@ def test_a_pattern_that_is_not_text_is_named_by_its_type() -> None:
     with pytest.raises(GlobError) as info:
         compile_glob(5)  # type: ignore[arg-type]
     assert str(info.value) == "pattern must be a string, not int"
+
+
+def test_more_than_a_thousand_top_level_alternatives_are_refused_by_count() -> None:
+    assert compile_glob("*" + "|x" * 998).match("x")  # 999 alternatives
+    with pytest.raises(GlobError) as info:
+        compile_glob("*" + "|x" * 1000)
+    assert str(info.value) == "brace expansion yields more than 1000 patterns"
