@@ -267,3 +267,10 @@ def test_globstars_twice_with_an_extglob_spanning_a_slash_are_refused() -> None:
         compile_glob("**/@(a|b/c)/**/x/**/y")
     assert str(info.value) == "'**' more than once with an extglob containing '/' (slow to match); split the glob"
     assert compile_glob("**/@(a|b/c)/x").match("y/a/x")  # once is fine (picomatch: true)
+
+
+def test_a_glob_whose_regex_would_pass_the_budget_is_refused_naming_it() -> None:
+    with pytest.raises(GlobError) as info:
+        compile_glob("**/a/" * 5000 + "x")  # 25,000 characters; ~45 characters of regex per `**`
+    assert str(info.value) == ("the glob compiles to more than 262,144 characters of regex; "
+                               "shorten it or split it into several globs")
