@@ -12,10 +12,10 @@ import string
 
 import pytest
 
-from rules_core.rule_tests.pytest_plugin import rule_text
 import rules_core.globs.matching as globs
 from rules_core.globs._budget import MAX_BRACE_GROUPS, BoundedCache
 from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, GlobError, compile_flat, compile_glob
+from rules_core.rule_tests.pytest_plugin import rule_text
 
 # (pattern, path, picomatch's answer with {dot: true})
 PICOMATCH = [
