@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from typing import Iterator
 
 import pytest
@@ -33,6 +34,16 @@ def _no_hook_server_outlives_its_test() -> Iterator[None]:
     if left:
         session_guard.stop_hook_servers(left)  # the next test starts clean
         pytest.fail(f"this test left hook servers running (pid: socket): {left}", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_glob_cache_under_mutmut() -> None:
+    """Under mutmut (docs/mutation.md) every mutant's tests run in a process forked from the
+    one that ran the whole suite first, so the glob compile cache there already holds every
+    pattern compiled right: a mutant of the compiler would never run, and the stats would
+    tie only the first test of each pattern to it. Each test starts with an empty cache."""
+    if "MUTANT_UNDER_TEST" in os.environ and (globs := sys.modules.get("rules_core.globs.matching")):
+        globs._compile.cache_clear()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

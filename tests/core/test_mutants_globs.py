@@ -1,0 +1,277 @@
+"""Glob matching (rules_core.globs.matching, ._guard, ._budget) pinned where mutation
+testing found it unpinned (issue 32, docs/mutation.md "Glob matching").
+
+Every matching answer below was asked of picomatch 4.0.4 itself (`picomatch(p, {dot:
+true})(s)` for paths, `picomatch(p)(s)` for flat tokens), the library whose answers
+tests/data/picomatch-*.jsonl record; none is invented here.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+import rules_core.globs.matching as globs
+from rules_core.globs._budget import MAX_BRACE_GROUPS, BoundedCache
+from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, GlobError, compile_flat, compile_glob
+from rules_core.rule_tests.pytest_plugin import rule_text
+
+# (pattern, path, picomatch's answer with {dot: true})
+PICOMATCH = [
+    # `!(x)` followed by more pattern only tests that the text does not START with x ...
+    ("!(a)X", "abX", False), ("!(a)X", "bX", True),
+    ("!(a) ", "ab ", False), ("!(a) ", "b ", True),
+    ("!(a).ts", "ab.ts", False), ("!(a).ts", "b.ts", True),
+    # ... unless only `)` follow (the end of an enclosing group): then it is "not exactly x"
+    ("@(!(a))", "ab", True), ("@(!(a))", "a", False), ("@(!(a))", "b", True),
+    # ... or a star inside is followed by one plain extension: "not exactly x" before it
+    ("!(*.test).ts", "a.test.ts", False), ("!(*.test).ts", "a.ts", True),
+    ("!(*.test).ts", "a.testx.ts", True), ("!(*.test).ts", "a.tests.ts", True),
+    ("!(*.test).ts", "a.test.x.ts", True),
+    # ... or what is inside holds a `/` (then the glob is also accepted as fast enough)
+    ("!(a/*)*", "b", True), ("!(a/*)*", "ab", True), ("!(a/*)*", "a/b", False),
+    ("a!(/*)*", "a", True), ("a!(/*)*", "ab", True), ("a!(/*)*", "a/b", False),
+    # `{x..y}` is the class [x-y] with sorted ends; JS refuses an out-of-order class, and
+    # then the text itself is meant
+    ("{01..03}.txt", "01..03.txt", True), ("{01..03}.txt", "02.txt", False),
+    ("x{01..03}", "x01..03", True),
+    ("{abc..d}", "c", True), ("{abc..d}", "d", True), ("{abc..d}", "-", False),
+    ("{a..c..e}", "-", True), ("{a..c..e}", "e", True), ("{a..c..e}", "d", False),
+    ("{a..c..e}", "X", False),
+    # `+`/`?` after `]` or `)` is the regex quantifier, unless it opens an extglob `+(`
+    ("[ab]+(c)", "ac", True), ("[ab]+(c)", "acc", True), ("[ab]+(c)", "abc", False),
+    ("(a)+(c)", "ac", True), ("(a)+(c)", "acc", True), ("(a)+(c)", "aac", False),
+    ("[ab]+x(c)", "abxc", True), ("[ab]+x(c)", "axc", True), ("[ab]+x(c)", "ax(c)", False),
+    # `[!a]` is the set {!, a}; a comma in a class is a member
+    ("[!a]", "!", True), ("[!a]", "X", False), ("[a,b]", ",", True), ("[a,b]", "X", False),
+    # stars in one name commit to the next literal piece: several are fast enough
+    ("*a*b*c*", "xaybzc", True), ("*a*b*c*", "xaybz", False),
+    ("*-*-*.md", "a-b-c.md", True), ("*-*-*.md", "a-b.md", False),
+    ("***", "xb", True), ("***", "a/b", False), ("**!(a)", "ab", True), ("**!(a)", "a", True),
+    # a trailing `/**` matches the folder itself, except after a star
+    ("a*/**", "ab", False), ("a*/**", "ab/c", True), ("/**", "/a", True), ("x/**/**", "x", True),
+    ("a/**", "a", True), ("*a/**", "xa", True), ("aX/**", "aX", True),
+    ("{a", "None", False), ("{a", "{a", True),  # a `{` never closed: only the text itself
+    # a top-level `|` splits whole alternatives, and the ending of one is not required
+    ("**/*.ts|*.md", "x/a.ts", True), ("**/*.ts|*.md", "b.md", True),
+    # any number of `**` segments with plain ones between them is accepted
+    ("**/a/**/b/**/c/**/*.ts", "x/a/b/y/c/z.ts", True), ("**/a/**/b/**/c/**/*.ts", "x/a/b/y/c/z.js", False),
+    # `]` first in a class is a member
+    ("*[]a]", "x]", True), ("*[]a]", "xa", True), ("*[]a]", "xb", False),
+    ("x[^]a]", "xb", True), ("x[^]a]", "x]", False),
+    ("^[a]", "^a", True), ("^*[a]", "^xa", True),  # a `^` before the class is text
+    ("a]]]x[^b]", "a]]]xc", True), ("a]]]x[^b]", "a]]]xb", False),  # `]` before a class is text
+    ("a(b*", "a(bx", True), ("a(b*", "aXX(XXbx", False),  # a `(` never closed is text
+    # a `-` first in a class is a member, so the two alternatives never overlap
+    ("+([-a]|b)", "-ab", True), ("+([-a]|b)", "-ac", False),
+    # a range holds exactly its ends and what lies between (up to 256 code points apart)
+    ("+([a-c]|d)", "abd", True), ("+([a-c]|d)", "abe", False),
+    ("+([b-c]|a)", "acab", True), ("+([b-c]|a)", "ad", False),
+    ("+([\u0100-\u0200]|a)", "a\u0150\u0200", True), ("+([\u0100-\u0200]|a)", "a\u0201", False),
+    ("a//*", "a/XX/XXb", False),  # `//` in a pattern: no normalised path has it
+    # a trailing backslash is a literal backslash; so is one before a letter here
+    # (picomatch's `\\d` is the regex digit: `*\\d` vs `a1`, docs/globs.md's deviations)
+    ("*\\", "b\\", True), ("*\\", "bXX\\XX", False), ("*\\d", "aXX\\XXd", False),
+    # loops in different segments never combine, so these are fast enough to be accepted
+    ("*(a)/*(b)/*(c)", "aa/bb/c", True), ("*(a)/*(b)/*(c)", "aa/bc/c", False),
+    ("**/+(a)/**", "x/aa/y", True), ("**/+(a)/**", "x/ab/y", False),
+    # a repeated extglob whose words split any text in one way only (Sardinas–Patterson)
+    ("+(a|ab|bb)", "abba", True), ("+(a|ab|bb)", "abb", True), ("+(a|ab|bb)", "ba", False),
+    ("+(a|ab|bbb)", "abbba", True), ("+(a|ab|bbb)", "abba", False),
+    # a `..` no `**` can absorb: the `**` chain may not commit to the first `.?` (`.h`)
+    ("**/.?/**/b", ".h/../b", True), ("**/.?/**/b", "x/.h/../b", True),
+]
+# (pattern, token, picomatch's answer without options): flat tokens are not normalised
+PICOMATCH_FLAT = [
+    ("a//*", "a//b", True), ("a///*", "a///b", True), ("a///*", "a//b", False),
+    # a hidden name no flat `**` can absorb: the chain may not commit to the first `a`
+    ("**/@(.h|a)/**/b", "a/.h/b", True), ("**/@(.h|a)/**/b", "a/b", True),
+    # a leading `./` is dropped from the pattern, but the token is taken as given
+    ("./x", "./x", True), ("./x", "x", True), ("./*", "./a", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), PICOMATCH)
+def test_paths_are_answered_as_picomatch_answers_them(pattern: str, path: str, expected: bool) -> None:
+    globs._compile.cache_clear()
+    assert compile_glob(pattern).match(path) is expected
+
+
+@pytest.mark.parametrize(("pattern", "token", "expected"), PICOMATCH_FLAT)
+def test_flat_tokens_are_answered_as_picomatch_answers_them(pattern: str, token: str, expected: bool) -> None:
+    globs._compile.cache_clear()
+    assert compile_flat(pattern).match(token) is expected
+
+
+def test_a_long_path_of_short_names_still_matches_up_to_the_longest_a_file_can_have() -> None:
+    name = "a" * MAX_SEGMENT  # the longest name a file can have (NAME_MAX)
+    assert compile_glob("**").match(name) and compile_flat("*").match(name)
+    assert compile_glob("*/b").match(name + "/b") and compile_flat("*/b").match(name + "/b")
+    assert not compile_glob("**").match(name + "a") and not compile_flat("*").match(name + "a")
+    # names of 200 are fine even when two of them, with the `/`, make more than 255
+    assert compile_glob("*/*").match("a" * 200 + "/" + "b" * 200)
+    assert compile_flat("*/*").match("a" * 200 + "/" + "b" * 200)
+    longest = "/".join(["a" * 240] * 17)  # PATH_MAX characters exactly
+    assert len(longest) == MAX_SUBJECT and compile_glob("**").match(longest)
+    assert not compile_glob("**").match(longest + "b")
+    assert not compile_glob("!x").match(longest + "b")  # not even a negation matches it
+    for glob in (compile_glob("**"), compile_glob("*/*")):  # the same bounds for the caller's normal form
+        assert glob.match_normalized("a" * 200 + "/" + "b" * 200)
+        assert not glob.match_normalized("a" * 256) and not glob.match_normalized(longest + "b")
+
+
+@pytest.mark.parametrize(("raw", "normal"), [("a/.", "a"), ("a/b/.", "a/b"), ("/.", "/")])
+def test_a_trailing_dot_segment_is_dropped(raw: str, normal: str) -> None:
+    assert globs.normalize_path(raw) == normal
+    assert compile_glob(normal).match(raw) and compile_glob("*").match("a/.")
+
+
+@pytest.mark.parametrize(("pattern", "segment"), [
+    ("{a/b,c}", "{a/b,c}"), ("(x/y|z)", "(x/y|z)"), ("\\/a", "\\/a"), ("[/]a", "[/]a"), ("/a", "a"),
+    ("\\a/b", "b"), ("a\\b/c", "c"),  # an escape hides one character, no more
+    ("[a]/b", "b"), ("[a]x/b", "b"),  # a class ends at its `]`
+    ("X/b", "b"), ("{X/a,b}", "{X/a,b}"),  # only `{`, `(` open and `}`, `)` close a group
+    ("{{a,b}/c,d}", "{{a,b}/c,d}"), ("(a)/b", "b"), ("{a}/b", "b"),  # groups nest and close
+])
+def test_the_last_segment_is_the_text_after_the_last_slash_outside_groups(pattern: str, segment: str) -> None:
+    assert globs.last_segment(pattern) == segment
+
+
+def test_globs_compiled_apart_are_equal_by_pattern_and_mode_and_spread_over_hashes() -> None:
+    build = globs._compile.__wrapped__  # past the cache: two distinct objects
+    a, b = build("src/*.ts", False), build("src/*.ts", False)
+    assert a is not b and a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != build("src/*.ts", True) and a != "src/*.ts"
+    assert compile_glob("src/*.ts").flat is False and compile_glob("src/*.ts") == a  # path mode is not flat
+    assert repr(a) == "compile_glob('src/*.ts')" and repr(compile_flat("v*")) == "compile_flat('v*')"
+    # a set or dict of many globs stays a hash table, not one bucket
+    assert len({hash(build(f"dir{i}/**", False)) for i in range(50)}) == 50
+
+
+def test_the_compile_cache_keeps_the_most_recent_values_within_its_entries_and_weight() -> None:
+    built: list[str] = []
+
+    def build(key: str) -> str:
+        built.append(key)
+        return key * 2
+
+    cache: BoundedCache[str, str] = BoundedCache(build, len, 2, 10)  # two entries, ten characters
+    assert cache.__wrapped__ is build
+    assert cache("ab") == cache("ab") == "abab" and built == ["ab"]
+    assert (len(cache), cache.held) == (1, 4)
+    cache("cd"), cache("ab"), cache("ef")  # `ab` used again: `cd` is the least recent, and goes
+    assert (len(cache), cache.held) == (2, 8)
+    cache("ab"), cache("ef")
+    assert built == ["ab", "cd", "ef"]
+    cache("cd")
+    assert built == ["ab", "cd", "ef", "cd"]
+    cache("wxyz")  # 8 characters more than the 10 allowed: the older ones make room
+    assert (len(cache), cache.held) == (1, 8) and cache("wxyz") == "wxyzwxyz" and built[-1] == "wxyz"
+    cache.cache_clear()
+    assert (len(cache), cache.held) == (0, 0)
+    assert cache("abcdef") == "abcdefabcdef" and (len(cache), cache.held) == (0, 0)  # heavier than all: not kept
+
+
+def test_thirty_two_brace_groups_compile_and_the_thirty_third_is_reported(rule_project) -> None:
+    most = "{a}" * MAX_BRACE_GROUPS  # picomatch: `{a}` is its own text, not `a`
+    assert compile_glob(most).match(most) and not compile_glob(most).match("a" * MAX_BRACE_GROUPS)
+    escaped = "\\{a}" * 40 + "{b,c}"  # an escaped `{` opens no group: one group here
+    assert compile_glob(escaped).match("{a}" * 40 + "c") and not compile_glob(escaped).match("{a}" * 40 + "a")
+    rule_project.write({".pi/rules/r.md": rule_text(globs=[most + "{a}", "src/**"], match="touched")})
+    errors = rule_project.engine().discover(str(rule_project.cwd)).errors
+    assert [(e.kind, e.message) for e in errors] == [("invalid-value", (
+        f"glob {most + '{a}'!r} cannot be used: brace expansion of more than 32 groups {{...}} is refused; "
+        "split the glob"))]
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_a_chain_of_globstars_commits_each_but_the_last(flat: bool) -> None:
+    """docs/globs.md: each `**` of a chain but the last takes the first place the piece
+    after it matches (an atomic group), so matching is linear; a lone `**` and a chain
+    with an extglob spanning `/` keep the plain regex. (The time this saves is measured
+    in tests/suites/test_fuzz.py; here, that the regex has the commitment at all.)"""
+    compile_ = compile_flat if flat else compile_glob
+    chain = compile_("**/a/**/b")
+    assert chain.regex.pattern.count("(?>") == 1
+    assert chain.match("x/a/y/a/b") and chain.match("a/b") and not chain.match("a/x")
+    assert compile_("**/a/**/b/**/c").regex.pattern.count("(?>") == 2
+    for piece in ("[ab]", "@(a|b)", "[)]", "a.b"):  # groups, classes and escapes in the piece
+        assert compile_(f"**/{piece}/**/b").regex.pattern.count("(?>") == 1
+    assert "(?>" not in compile_("**/a/b").regex.pattern
+    assert "(?>" not in compile_("**/@(a|b/c)/x").regex.pattern
+
+
+@pytest.mark.parametrize("pattern", [
+    "x+(a*", "*(a*",  # an extglob never closed is judged too: a star inside a repetition
+    "+(a|aaa)", "+(aa|aaa)", "+(a|ab|bc|c)",
+    # a class that overlaps another alternative: a range, a negated or POSIX class, an
+    # escaped member, a member a `.` would not reach (a newline)
+    "+([a-c]|b)", "+([a-c]|c)", "+([a-cx]|x)", "+([xy]|x)", "+([xy]|y)", "+([\u0100-\u0201]|a)", "+([^a]|b)", "+([[:alpha:]]|b)", "+([\\a]|a)", "+([-a]|a)", "+([a-b]|c|[.a])", "+([\n.]|\n)",
+])
+def test_repeated_words_that_split_a_text_in_two_ways_are_refused(pattern: str) -> None:
+    # `aaa` is a.a.a or aaa; `aaaaaa` is aa.aa.aa or aaa.aaa; `abc` is a.bc or ab.c
+    with pytest.raises(GlobError, match=r"several ways \(exponential time\)"):
+        compile_glob(pattern)
+
+
+def test_the_words_of_a_repeated_extglob_are_checked_up_to_64_words_and_1024_characters() -> None:
+    """Words sharing a first letter are checked for ambiguity (quadratic in the words),
+    so at most 64 of them, 1,024 characters in all; past that the glob is refused."""
+    seconds = string.ascii_letters + string.digits + "_~="
+    words = ["a" + c for c in seconds[:64]]
+    assert compile_glob(f"+({'|'.join(words)})").match("a0aZa_")  # picomatch: true
+    assert not compile_glob(f"+({'|'.join(words)})").match("a0b")  # picomatch: false
+    with pytest.raises(GlobError, match=r"several ways"):
+        compile_glob(f"+({'|'.join(words + ['a' + seconds[64]])})")
+    long_words = ["a" + c + "b" * 14 for c in seconds[:64]]  # 64 x 16 = 1,024 characters
+    assert compile_glob(f"+({'|'.join(long_words)})").match(long_words[3] + long_words[0])  # picomatch: true
+    assert not compile_glob(f"+({'|'.join(long_words)})").match(long_words[3] + "a")  # picomatch: false
+    with pytest.raises(GlobError, match=r"several ways"):
+        compile_glob(f"+({'|'.join(long_words[:-1] + [long_words[-1] + 'b'])})")
+
+
+@pytest.mark.parametrize("pattern", ["!", "./", "!./!", "././"])
+def test_a_pattern_of_only_negations_and_dot_slashes_is_named_empty(pattern: str) -> None:
+    with pytest.raises(GlobError) as info:
+        compile_glob(pattern)
+    assert str(info.value) == "empty pattern"
+
+
+def test_a_pattern_that_is_not_text_is_named_by_its_type() -> None:
+    with pytest.raises(GlobError) as info:
+        compile_glob(5)  # type: ignore[arg-type]
+    assert str(info.value) == "pattern must be a string, not int"
+
+
+def test_more_than_a_thousand_top_level_alternatives_are_refused_by_count() -> None:
+    assert compile_glob("*" + "|x" * 998).match("x")  # 999 alternatives
+    with pytest.raises(GlobError) as info:
+        compile_glob("*" + "|x" * 1000)
+    assert str(info.value) == "brace expansion yields more than 1000 patterns"
+
+
+@pytest.mark.parametrize("pattern", ["*(ab)*!(a)", "*(ab)*(ab)!(a)", "**/!(a)**/*"])
+def test_a_negation_after_two_loops_is_refused_as_slow(pattern: str) -> None:
+    for compile_ in (compile_glob, compile_flat):
+        with pytest.raises(GlobError, match=r"too many wildcards, repetitions or alternatives \(slow to match\)"):
+            compile_(pattern)
+
+
+def test_a_leading_dot_slash_is_ignored_on_both_sides_even_for_the_exact_text() -> None:
+    # docs/globs.md, deviations: `./x` is compared with `x` (picomatch compares the text)
+    assert compile_glob("./{a").match("{a") and compile_glob("./{a").match("./{a")
+
+
+def test_globstars_twice_with_an_extglob_spanning_a_slash_are_refused() -> None:
+    with pytest.raises(GlobError) as info:
+        compile_glob("**/@(a|b/c)/**/x/**/y")
+    assert str(info.value) == "'**' more than once with an extglob containing '/' (slow to match); split the glob"
+    assert compile_glob("**/@(a|b/c)/x").match("y/a/x")  # once is fine (picomatch: true)
+
+
+def test_a_glob_whose_regex_would_pass_the_budget_is_refused_naming_it() -> None:
+    with pytest.raises(GlobError) as info:
+        compile_glob("**/a/" * 5000 + "x")  # 25,000 characters; ~45 characters of regex per `**`
+    assert str(info.value) == ("the glob compiles to more than 262,144 characters of regex; "
+                               "shorten it or split it into several globs")
