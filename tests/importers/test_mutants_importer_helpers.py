@@ -1,0 +1,183 @@
+"""The single-file formats, the importers' shared helpers and the skills, pinned where
+mutation testing found them unpinned (issue 32).
+
+What a user sees: ``pi-rules plugins --json`` (each importer's summary), the rules and
+errors discovery makes of a tool's files and their order, the ``cwd-only`` warnings, what
+``serve``'s ``trust_status`` reports about an untrusted project. docs/mutation.md lists
+the mutants these kill and the ones left, explained.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
+from rules_hosts.session.trust import has_project_rules, project_markers
+from rules_importers.simple import SimpleFormat
+
+from importer_helpers import discover, git_init, text_with_front
+from suite_helpers import run_in_project
+
+# -- single-file formats (rules_importers/simple.py and the formats built on it) ------------------
+
+SUMMARIES = {
+    "amazonq": "Amazon Q Developer: .amazonq/rules/**/*.md",
+    "junie": "JetBrains Junie: .junie/guidelines.md",
+    "zed": "Zed: .rules",
+    "trae": "Trae: .trae/rules/*.md (alwaysApply, globs, description)",
+    "augment": ("Augment: .augment/rules/**/*.md (type: always_apply, agent_requested, manual), "
+                "~/.augment/rules (global)"),
+    "gemini-md": "Gemini CLI: GEMINI.md, ~/.gemini/GEMINI.md",
+}
+
+
+def test_plugins_lists_each_single_file_format_with_its_summary(rule_project, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(rule_project.home))
+    code, out, _ = run_in_project(capsys, rule_project, "plugins", "--json")
+    assert code == 0
+    importers = {i["name"]: i for i in json.loads(out)["importers"]}
+    assert {name: (importers[name]["summary"], importers[name]["default"]) for name in SUMMARIES} == {
+        name: (summary, True) for name, summary in SUMMARIES.items()}
+
+
+def acme(**fields) -> SimpleFormat:
+    return SimpleFormat(name="acme", summary="Acme", **fields)
+
+
+def acme_found(project, fmt: SimpleFormat, cwd=None):
+    found = discover(project, cwd, plugins=[("acme", fmt)])
+    return ([r for r in found.rules if r.file.plugin == "acme"], [e for e in found.errors if e.plugin == "acme"],
+            [w for w in found.warnings if w.plugin == "acme"])
+
+
+def test_each_format_warns_of_its_files_above_the_working_directory(rule_project):
+    rule_project.write({".amazonq/rules/a.md": "A.\n", ".junie/guidelines.md": "J.\n", ".rules": "Z.\n",
+                        ".trae/rules/t.md": "T.\n", ".augment/rules/g.md": "G.\n", "sub/x.txt": "x"})
+    git_init(rule_project.cwd)
+    warnings = sorted((w.plugin, w.path) for w in discover(rule_project, rule_project.cwd / "sub").warnings
+                      if w.code == "cwd-only")
+    assert warnings == sorted((plugin, str(rule_project.cwd / path)) for plugin, path in [
+        ("amazonq", ".amazonq/rules"), ("junie", ".junie/guidelines.md"), ("zed", ".rules"),
+        ("trae", ".trae/rules"), ("augment", ".augment/rules")])
+
+
+def test_a_format_declaring_no_cwd_only_paths_warns_of_none(rule_project):
+    rule_project.write({".acme/rules/a.md": "A.\n", "sub/x.txt": "x"})
+    git_init(rule_project.cwd)
+    sub = rule_project.cwd / "sub"
+    assert [w.path for w in acme_found(rule_project, acme(folders=(".acme/rules",)), sub)[2]
+            if w.code == "cwd-only"] == [str(rule_project.cwd / ".acme/rules")]  # positive control
+    assert [w for w in acme_found(rule_project, acme(folders=(".acme/rules",), cwd_only=()), sub)[2]
+            if w.code == "cwd-only"] == []
+
+
+def project_rules(project, *plugins) -> bool:
+    """What ``serve``'s ``trust_status`` says of an untrusted project: does it hold rules?"""
+    return has_project_rules(str(project.cwd), project_markers(project.engine(plugins=list(plugins)).hooks.importers()))
+
+
+def test_an_untrusted_project_with_only_a_gemini_md_is_said_to_hold_rules(rule_project):
+    assert not project_rules(rule_project)  # positive control: an empty project holds none
+    rule_project.write({"GEMINI.md": "Context.\n"})
+    assert project_rules(rule_project)
+
+
+def test_a_formats_folders_mark_a_project_even_when_it_declares_no_cwd_only_paths(rule_project):
+    fmt = acme(folders=(".acme/rules",), cwd_only=())
+    assert not project_rules(rule_project, ("acme", fmt))
+    rule_project.write({".acme/rules/a.md": "A.\n"})
+    assert project_rules(rule_project, ("acme", fmt))
+
+
+def test_a_lossy_format_reads_a_damaged_byte_as_a_replacement_character(rule_project):
+    rule_project.write({".acme/rules/a.md": b"caf\xff\n"})
+    rules, errors, warnings = acme_found(rule_project, acme(folders=(".acme/rules",), lossy_utf8=True))
+    assert [r.body for r in rules] == ["caf\ufffd\n"] and errors == []
+    assert [w.code for w in warnings] == ["invalid-utf8"]
+    rules, errors, _ = acme_found(rule_project, acme(folders=(".acme/rules",)))  # strict by default
+    assert rules == [] and [e.kind for e in errors] == ["read-failure"]
+
+
+def test_gemini_md_reads_a_damaged_byte_as_a_replacement_character(rule_project):
+    rule_project.write({"GEMINI.md": b"caf\xff\n"})
+    found = discover(rule_project)
+    assert [r.body for r in found.rules if r.file.plugin == "gemini-md"] == ["caf\ufffd\n"]
+    assert [w.code for w in found.warnings if w.plugin == "gemini-md"] == ["invalid-utf8"]
+
+
+def test_folders_keep_their_declared_order_before_the_files_whatever_the_names(rule_project):
+    fmt = acme(folders=(".zz/rules", ".aa/rules"), files={".acme-first": "first"},
+               home_folders=(".zz/rules", ".aa/rules"))
+    rule_project.write({".zz/rules/b.md": "B.\n", ".aa/rules/a.md": "A.\n", ".acme-first": "F.\n"})
+    (rule_project.home / ".zz" / "rules").mkdir(parents=True)
+    (rule_project.home / ".aa" / "rules").mkdir(parents=True)
+    (rule_project.home / ".zz" / "rules" / "d.md").write_text("D.\n")
+    (rule_project.home / ".aa" / "rules" / "c.md").write_text("C.\n")
+    rules = acme_found(rule_project, fmt)[0]
+    assert [(r.id, r.source) for r in rules] == [
+        ("b", "project"), ("a", "project"), ("project/first", "project"), ("d", "global"), ("c", "global")]
+
+
+def test_a_flat_formats_folders_keep_their_order_and_its_home_folder_is_global(rule_project):
+    fmt = acme(folders=(".zz/rules", ".aa/rules"), home_folders=(".acme",), recursive=False)
+    rule_project.write({".zz/rules/b.md": "B.\n", ".aa/rules/a.md": "A.\n"})
+    (rule_project.home / ".acme").mkdir()
+    (rule_project.home / ".acme" / "mine.md").write_text("Mine.\n")
+    rules = acme_found(rule_project, fmt)[0]
+    assert [(r.id, r.source) for r in rules] == [("b", "project"), ("a", "project"), ("mine", "global")]
+
+
+def test_a_folder_with_a_space_in_its_name_is_read(rule_project):
+    rule_project.write({".acme rules/a.md": "A.\n", ".acme/rules b/b.md": "B.\n"})
+    rules = acme_found(rule_project, acme(folders=(".acme rules", ".acme/rules b")))[0]
+    assert [r.id for r in rules] == ["a", "b"]
+
+
+def test_a_binary_file_is_a_read_failure_naming_the_file(rule_project):
+    rule_project.write({".amazonq/rules/x.md": "a\x00b\n", ".augment/rules/y.md": "a\x00b\n"})
+    errors = sorted((e.plugin, e.kind, e.path) for e in discover(rule_project).errors)
+    assert errors == [("amazonq", "read-failure", str(rule_project.cwd / ".amazonq/rules/x.md")),
+                      ("augment", "read-failure", str(rule_project.cwd / ".augment/rules/y.md"))]
+
+
+def test_a_heading_with_a_closing_run_describes_the_rule_without_it(rule_project):
+    rule_project.write({".amazonq/rules/a.md": "# Code Style ##\n\nTabs.\n",
+                        ".augment/rules/b.md": text_with_front("type: always_apply\n", "## Testing #\n\nTest.\n")})
+    found = {r.id: r.description for r in discover(rule_project).rules}
+    assert (found["a"], found["b"]) == ("Code Style", "Testing")
+
+
+def test_a_bad_agents_key_in_a_trae_or_augment_rule_is_invalid_value(rule_project):
+    rule_project.write({".trae/rules/t.md": text_with_front("agents: 5\n"),
+                        ".augment/rules/a.md": text_with_front("agents: 5\n")})
+    found = discover(rule_project)
+    assert found.rules == ()
+    message = "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"
+    assert sorted((e.plugin, e.kind, e.message) for e in found.errors) == [
+        ("augment", "invalid-value", message), ("trae", "invalid-value", message)]
+
+
+def test_trae_globs_that_are_no_globs_are_invalid_value_with_the_fix(rule_project):
+    rule_project.write({".trae/rules/t.md": text_with_front("globs: 5\n")})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert [(e.kind, e.message) for e in found.errors] == [
+        ("invalid-value", 'globs must be a comma-separated string or a list of glob strings, got the number 5; '
+                          'write globs: "src/**/*.ts, docs/**" or one quoted pattern per list item')]
+
+
+def test_augment_non_text_type_names_the_value_to_write(rule_project):
+    rule_project.write({".augment/rules/x.md": text_with_front("type: 3\n")})
+    assert [e.message for e in discover(rule_project).errors] == [
+        "type must be one of always_apply, agent_requested, manual, got the number 3; write type: always_apply"]
+
+
+def test_a_global_gemini_md_names_a_missing_import_in_the_home_folder(rule_project):
+    (rule_project.home / ".gemini").mkdir()
+    (rule_project.home / ".gemini" / "GEMINI.md").write_text("Mine.\n@./missing.md\n@../../outside.md\n")
+    found = discover(rule_project)
+    assert [r.id for r in found.rules] == ["~/.gemini/GEMINI"]
+    assert [(e.kind, e.message) for e in found.errors] == [
+        ("invalid-value", "import @./missing.md: no such file ~/.gemini/missing.md; create it or correct the path"),
+        ("invalid-value", f"import @../../outside.md: {rule_project.home.parent / 'outside.md'} is outside your home "
+                          f"folder {rule_project.home}; not read — move the file inside it")]
