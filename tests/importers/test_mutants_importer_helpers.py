@@ -181,3 +181,93 @@ def test_a_global_gemini_md_names_a_missing_import_in_the_home_folder(rule_proje
         ("invalid-value", "import @./missing.md: no such file ~/.gemini/missing.md; create it or correct the path"),
         ("invalid-value", f"import @../../outside.md: {rule_project.home.parent / 'outside.md'} is outside your home "
                           f"folder {rule_project.home}; not read — move the file inside it")]
+
+
+# -- the shared helpers: _lenient.py ----------------------------------------------------------------
+
+
+def skill_errors(project) -> list[tuple[str, str, str, str]]:
+    return [(e.kind, e.path, e.message, e.plugin) for e in discover(project).errors if e.plugin == "skills"]
+
+
+def test_a_skill_md_that_is_a_fifo_a_broken_link_or_a_folder(rule_project):
+    import os
+
+    rule_project.write({".agents/skills/good/SKILL.md": "---\nname: good\ndescription: Good.\n---\nBody.\n"})
+    for name in ("fifo", "broken", "folder", "none"):
+        (rule_project.cwd / ".agents/skills" / name).mkdir()
+    os.mkfifo(rule_project.cwd / ".agents/skills/fifo/SKILL.md")
+    os.symlink("gone.md", rule_project.cwd / ".agents/skills/broken/SKILL.md")
+    (rule_project.cwd / ".agents/skills/folder/SKILL.md").mkdir()
+    skills = rule_project.cwd / ".agents/skills"
+    assert sorted(skill_errors(rule_project)) == [
+        ("read-failure", str(skills / "broken/SKILL.md"),
+         "broken symbolic link; point it at an existing file or delete it", "skills"),
+        ("read-failure", str(skills / "fifo/SKILL.md"),
+         "not a regular file (FIFO, socket or device); SKILL.md must be a plain file", "skills")]
+    assert [r.id for r in discover(rule_project).rules if r.file.plugin == "skills"] == ["good"]
+
+
+def continue_rule(project, front: str):
+    project.write({".continue/rules/r.md": text_with_front(front)})
+    return discover(project)
+
+
+def test_a_copilot_apply_to_of_the_wrong_kind_is_shown_whole_up_to_60_characters(rule_project):
+    rule_project.write({  # {'k': '…'} is 9 characters and the text: 60, then 61
+        ".github/instructions/a.instructions.md": text_with_front(f"applyTo: {{k: {'a' * 51}}}\n"),
+        ".github/instructions/b.instructions.md": text_with_front(f"applyTo: {{k: {'b' * 52}}}\n"),
+        ".github/instructions/c.instructions.md": text_with_front("applyTo: !!binary aGVsbG8=\n"),
+    })
+    start, fix = "applyTo must be a string of comma-separated globs, got", "; quote it"
+    assert sorted(e.message for e in discover(rule_project).errors) == [
+        f"{start} a mapping ({{'k': '{'a' * 51}'}}){fix}",
+        f"{start} a mapping ({{'k': '{'b' * 50}...){fix}",
+        f"{start} bytes (b'hello'){fix}"]  # a type YAML's tags make, named by Python
+
+
+def test_a_kind_worded_problem_names_only_the_kind(rule_project):
+    rule_project.write({".clinerules/a.md": text_with_front("paths: 5\n"),
+                        ".agents/rules/b.md": text_with_front("globs: 5\n")})
+    assert sorted(e.message for e in discover(rule_project).errors) == [
+        "globs must be a glob string or a list of them, got a number",
+        "paths must be a list of glob strings, got a number"]
+
+
+def test_an_unknown_choice_that_is_not_text_suggests_nothing(rule_project):
+    rule_project.write({".agents/rules/b.md": text_with_front("trigger: 5\n")})
+    assert [e.message for e in discover(rule_project).errors] == [
+        "unknown trigger 5; use one of always_on, glob, model_decision, manual"]
+
+
+def test_a_legacy_single_file_is_described_by_its_heading_without_a_closing_run(rule_project):
+    rule_project.write({".cursorrules": "# Legacy Style ##\n\nTabs.\n"})
+    [rule] = [r for r in discover(rule_project).rules if r.file.plugin == "cursor"]
+    assert rule.description == "Legacy Style"
+
+
+# -- the shared helpers: dialects.py ----------------------------------------------------------------
+
+# Continue's globs are minimatch's: an escaped extglob character starts no group (so its
+# parentheses are plain characters, escaped for picomatch), an escaped backslash escapes
+# nothing; a `]` first in a class is a member, also after `!` and `^`.
+ESCAPES = {
+    r"a\+(b).md": r"a\+\(b\).md",
+    r"\+(b).md": r"\+\(b\).md",
+    r"a\\+(b).md": r"a\\+(b).md",
+    "\\+(x)\\": "\\+\\(x\\)\\",
+    r"\\\+(b)": r"\\\+\(b\)",
+    "[X]+]": r"[X]\+]",
+    "[!]+]": "[^]+]",
+    "[^]+]": "[^]+]",
+    "a[!b]+c": r"a[^b]\+c",
+    "x[]+]": "x[]+]",
+    "[]+a]": "[]+a]",
+    "[+]": "[+]",
+}
+
+
+def test_continue_globs_with_escapes_and_classes_are_translated_as_minimatch_reads_them(rule_project):
+    quoted = ", ".join("'" + glob + "'" for glob in ESCAPES)
+    [rule] = [r for r in continue_rule(rule_project, f"globs: [{quoted}]\n").rules if r.file.plugin == "continue"]
+    assert dict(zip(ESCAPES, rule.globs)) == ESCAPES
