@@ -267,6 +267,9 @@ ESCAPES = {
     r"[\]+]": r"[\]+]",
     r"[\]]+]": r"[\]]\+]",
     r"a\(": r"a\(",
+    "(a)*": r"\(a\)*",
+    "@(a|+(b|c)).md": "@(a|+(b|c)).md",
+    "!(a)": "!(a)",
 }
 
 
@@ -274,3 +277,18 @@ def test_continue_globs_with_escapes_and_classes_are_translated_as_minimatch_rea
     quoted = ", ".join("'" + glob + "'" for glob in ESCAPES)
     [rule] = [r for r in continue_rule(rule_project, f"globs: [{quoted}]\n").rules if r.file.plugin == "continue"]
     assert dict(zip(ESCAPES, rule.globs)) == ESCAPES
+
+
+def test_check_says_where_continues_minimatch_differs_and_nowhere_else(rule_project, capsys):
+    rule_project.write({".continue/rules/r.md": text_with_front(
+        "globs: ['[!x].md', '!(a)b.md', '!(a)/x.md', '!(a)']\n")})
+    git_init(rule_project.cwd)
+    code, out, _ = run_in_project(capsys, rule_project, "check", "--json")
+    warnings = sorted(w["message"] for w in json.loads(out)["warnings"] if w["code"] == "glob-dialect")
+    start = "means something else in minimatch, the matcher continue uses, than in pi-rules' picomatch"
+    assert warnings == [
+        f"glob '!(a)b.md' of rule r {start} (!(…) followed by more of the segment excludes only the whole segment "
+        "in minimatch; picomatch reads it differently and pi-rules cannot translate it); pi-rules reads it as "
+        "picomatch does — rewrite it without that construct",
+        f"glob '[!x].md' of rule r {start} ([!…] is a negated class in minimatch, the set {{!, …}} in picomatch); "
+        "pi-rules reads it as continue does, as '[^x].md' — write '[^x].md' so every tool reads it alike"]
