@@ -294,3 +294,53 @@ def test_check_says_where_continues_minimatch_differs_and_nowhere_else(rule_proj
         "picomatch does — rewrite it without that construct",
         f"glob '[!x].md' of rule r {start} ([!…] is a negated class in minimatch, the set {{!, …}} in picomatch); "
         "pi-rules reads it as continue does, as '[^x].md' — write '[^x].md' so every tool reads it alike"]
+
+
+def test_what_a_fixed_file_or_a_flat_folders_entry_is_decides_its_error(rule_project):
+    import os
+
+    rule_project.write({".trae/rules/good.md": "Good.\n", ".trae/rules/folder.md/inner.md": "Inner.\n"})
+    os.mkfifo(rule_project.cwd / ".trae/rules/fifo.md")
+    os.symlink("gone.md", rule_project.cwd / ".trae/rules/broken.md")
+    os.mkfifo(rule_project.cwd / ".rules")
+    os.symlink("gone.md", rule_project.cwd / ".amazonq")  # a broken link where a folder is expected: nothing
+    (rule_project.cwd / ".junie").mkdir()
+    os.symlink("guidelines.md", rule_project.cwd / ".junie/guidelines.md")  # a loop
+    found = discover(rule_project)
+    assert [r.id for r in found.rules] == ["good"]
+    cwd = rule_project.cwd
+    assert sorted((e.plugin, e.kind, e.path, e.message) for e in found.errors) == [
+        ("junie", "read-failure", str(cwd / ".junie/guidelines.md"),
+         "cannot be inspected (Too many levels of symbolic links); fix or remove it"),
+        ("trae", "read-failure", str(cwd / ".trae/rules/broken.md"),
+         "broken symbolic link; point it at an existing file or delete it"),
+        ("trae", "read-failure", str(cwd / ".trae/rules/fifo.md"),
+         "not a regular file (FIFO, socket or device); rule files must be plain files"),
+        ("zed", "read-failure", str(cwd / ".rules"),
+         "not a regular file (FIFO, socket or device); rule files must be plain files")]
+
+
+def test_a_fixed_file_that_is_a_folder_or_a_broken_link_is_named(rule_project):
+    import os
+
+    (rule_project.cwd / ".rules").mkdir()
+    (rule_project.cwd / ".junie").mkdir()
+    os.symlink("gone.md", rule_project.cwd / ".junie/guidelines.md")
+    cwd = rule_project.cwd
+    assert sorted((e.plugin, e.kind, e.path, e.message) for e in discover(rule_project).errors) == [
+        ("junie", "read-failure", str(cwd / ".junie/guidelines.md"),
+         "broken symbolic link; point it at an existing file or delete it"),
+        ("zed", "read-failure", str(cwd / ".rules"),
+         "is a directory, but this file is read as one rule; move the rules inside it to the rules directory")]
+
+
+def test_a_flat_folder_that_cannot_be_listed_is_named_with_the_fix(rule_project, monkeypatch):
+    from importer_helpers import deny_listing
+
+    rule_project.write({".trae/rules/a.md": "A.\n"})
+    deny_listing(monkeypatch, rule_project.cwd / ".trae/rules")
+    found = discover(rule_project)
+    assert [(e.plugin, e.kind, e.path, e.message) for e in found.errors] == [
+        ("trae", "source-unreadable", str(rule_project.cwd / ".trae/rules"),
+         "cannot list this rules directory (Permission denied); fix its permissions or remove it — its rules are "
+         "not loaded")]
