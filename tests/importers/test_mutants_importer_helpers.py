@@ -286,7 +286,11 @@ def test_check_says_where_continues_minimatch_differs_and_nowhere_else(rule_proj
         "globs: ['[!x].md', '!(a)b.md', '!(a)/x.md', '!(a)']\n")})
     git_init(rule_project.cwd)
     code, out, _ = run_in_project(capsys, rule_project, "check", "--json")
-    warnings = sorted(w["message"] for w in json.loads(out)["warnings"] if w["code"] == "glob-dialect")
+    found = [w for w in json.loads(out)["warnings"] if w["code"] == "glob-dialect"]
+    # Each placed on its glob's entry in the frontmatter, as dead-glob places its warning.
+    assert sorted((w["path"], w["line"], w["column"]) for w in found) == [
+        (str(rule_project.cwd / ".continue/rules/r.md"), 2, column) for column in (10, 21)]
+    warnings = sorted(w["message"] for w in found)
     start = "means something else in minimatch, the matcher continue uses, than in pi-rules' picomatch"
     assert warnings == [
         f"glob '!(a)b.md' of rule r {start} (!(…) followed by more of the segment excludes only the whole segment "
