@@ -283,13 +283,13 @@ def test_continue_globs_with_escapes_and_classes_are_translated_as_minimatch_rea
 
 def test_check_says_where_continues_minimatch_differs_and_nowhere_else(rule_project, capsys):
     rule_project.write({".continue/rules/r.md": text_with_front(
-        "globs: ['[!x].md', '!(a)b.md', '!(a)/x.md', '!(a)']\n")})
+        "globs: ['[!x].md', '!(a)b.md', '!(a)/x.md', '!(a)', '[!y]+.md']\n")})
     git_init(rule_project.cwd)
     code, out, _ = run_in_project(capsys, rule_project, "check", "--json")
     found = [w for w in json.loads(out)["warnings"] if w["code"] == "glob-dialect"]
     # Each placed on its glob's entry in the frontmatter, as dead-glob places its warning.
     assert sorted((w["path"], w["line"], w["column"]) for w in found) == [
-        (str(rule_project.cwd / ".continue/rules/r.md"), 2, column) for column in (10, 21)]
+        (str(rule_project.cwd / ".continue/rules/r.md"), 2, column) for column in (10, 21, 54)]
     warnings = sorted(w["message"] for w in found)
     start = "means something else in minimatch, the matcher continue uses, than in pi-rules' picomatch"
     assert warnings == [
@@ -297,7 +297,10 @@ def test_check_says_where_continues_minimatch_differs_and_nowhere_else(rule_proj
         "in minimatch; picomatch reads it differently and pi-rules cannot translate it); pi-rules reads it as "
         "picomatch does — rewrite it without that construct",
         f"glob '[!x].md' of rule r {start} ([!…] is a negated class in minimatch, the set {{!, …}} in picomatch); "
-        "pi-rules reads it as continue does, as '[^x].md' — write '[^x].md' so every tool reads it alike"]
+        "pi-rules reads it as continue does, as '[^x].md' — write '[^x].md' so every tool reads it alike",
+        f"glob '[!y]+.md' of rule r {start} ([!…] is a negated class in minimatch, the set {{!, …}} in picomatch; "
+        "'+' is a plain character in minimatch outside an extglob, syntax in picomatch); pi-rules reads it as "
+        "continue does, as '[^y]\\+.md' — write '[^y]\\+.md' so every tool reads it alike"]
 
 
 def test_what_a_fixed_file_or_a_flat_folders_entry_is_decides_its_error(rule_project):
