@@ -351,3 +351,12 @@ def test_a_flat_folder_that_cannot_be_listed_is_named_with_the_fix(rule_project,
         ("trae", "source-unreadable", str(rule_project.cwd / ".trae/rules"),
          "cannot list this rules directory (Permission denied); fix its permissions or remove it — its rules are "
          "not loaded")]
+
+
+def test_the_glob_dialect_warning_is_the_glob_dialects_plugins(rule_project):
+    from rules_core.lint.check import lint
+
+    rule_project.write({".continue/rules/r.md": text_with_front("globs: '[!x].md'\n")})
+    engine = rule_project.engine()
+    found = lint(engine, engine.discover(str(rule_project.cwd)), cwd=str(rule_project.cwd))
+    assert [(w.code, w.plugin) for w in found if w.code == "glob-dialect"] == [("glob-dialect", "glob-dialects")]
