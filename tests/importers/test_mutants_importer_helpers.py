@@ -360,3 +360,15 @@ def test_the_glob_dialect_warning_is_the_glob_dialects_plugins(rule_project):
     engine = rule_project.engine()
     found = lint(engine, engine.discover(str(rule_project.cwd)), cwd=str(rule_project.cwd))
     assert [(w.code, w.plugin) for w in found if w.code == "glob-dialect"] == [("glob-dialect", "glob-dialects")]
+
+
+def test_a_clinerules_file_is_a_project_rule_before_the_cline_rules_folder(rule_project):
+    rule_project.write({".clinerules": "Legacy.\n", ".cline/rules/a.md": "New.\n"})
+    git_init(rule_project.cwd)
+    assert [(r.id, r.source) for r in discover(rule_project).rules] == [("clinerules", "project"), ("a", "project")]
+
+
+def test_a_comma_inside_nested_braces_splits_no_glob(rule_project):
+    rule_project.write({".trae/rules/t.md": text_with_front('globs: "src/{a,{b,c}}/*.ts, docs/**"\n')})
+    [rule] = discover(rule_project).rules
+    assert rule.globs == ("src/{a,{b,c}}/*.ts", "docs/**")
