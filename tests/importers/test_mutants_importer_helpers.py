@@ -15,6 +15,7 @@ from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the ru
 from rules_hosts.session.trust import has_project_rules, project_markers
 from rules_importers.simple import SimpleFormat
 
+from importer_helpers import cli  # noqa: F401 - pytest fixture
 from importer_helpers import discover, git_init, text_with_front
 from suite_helpers import run_in_project
 
@@ -31,13 +32,10 @@ SUMMARIES = {
 }
 
 
-def test_plugins_lists_each_single_file_format_with_its_summary(rule_project, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    code, out, _ = run_in_project(capsys, rule_project, "plugins", "--json")
-    assert code == 0
-    importers = {i["name"]: i for i in json.loads(out)["importers"]}
-    assert {name: (importers[name]["summary"], importers[name]["default"]) for name in SUMMARIES} == {
-        name: (summary, True) for name, summary in SUMMARIES.items()}
+def test_plugins_lists_each_single_file_format_with_its_summary(rule_project, cli):
+    importers = {i["name"]: (i["summary"], i["default"]) for i in json.loads(cli(rule_project, "--json", "plugins")[1])
+                 ["importers"]}
+    assert {name: importers[name] for name in SUMMARIES} == {name: (summary, True) for name, summary in SUMMARIES.items()}
 
 
 def acme(**fields) -> SimpleFormat:
