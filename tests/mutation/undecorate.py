@@ -6,6 +6,10 @@ top-level ``def NAME`` into ``NAME = hookimpl(NAME)`` after the module body: the
 marker on the same function (pluggy reads the marker attribute, and mutmut's trampoline
 keeps the signature pluggy inspects), now visible to mutmut. Usage:
 ``python tests/mutation/undecorate.py FILE...`` (rewrites the files in place).
+
+A method (``SimpleFormat``'s hooks, an importer's instance is the plugin) is marked the same
+way after the module body: ``hookimpl(Class.NAME)`` sets the marker on the function the
+class holds, which every bound method (``FORMAT.pi_rules_sources``) reads through.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import sys
 from pathlib import Path
 
 _DECORATED = re.compile(r"^(@hookimpl(?:\([^\n]*\))?)\n(def (\w+)\()", re.MULTILINE)
+_METHOD = re.compile(r"^    (@hookimpl(?:\([^\n]*\))?)\n(    def (\w+)\()", re.MULTILINE)
+_CLASS = re.compile(r"^class (\w+)", re.MULTILINE)
 
 
 def undecorate(text: str) -> str:
@@ -24,7 +30,12 @@ def undecorate(text: str) -> str:
         tail.append(f"{found.group(3)} = {found.group(1)[1:]}({found.group(3)})")
         return found.group(2)
 
-    body = _DECORATED.sub(_move, text)
+    def _mark(found: re.Match[str]) -> str:
+        owner = _CLASS.findall(found.string, 0, found.start())[-1]
+        tail.append(f"{found.group(1)[1:]}({owner}.{found.group(3)})")
+        return found.group(2)
+
+    body = _METHOD.sub(_mark, _DECORATED.sub(_move, text))
     if not tail:
         return text
     return body.rstrip("\n") + "\n\n\n# moved here by tests/mutation/undecorate.py\n" + "\n".join(tail) + "\n"
