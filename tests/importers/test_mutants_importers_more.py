@@ -1,0 +1,111 @@
+"""Importer mappings pinned where mutation testing found them unpinned (issue 32): Kiro,
+Windsurf, Cline, Continue, ``.agent(s)``/``.omp`` and Roo.
+
+What a user sees: ``pi-rules plugins --json`` (each importer, whether it is on by default,
+its summary), the rules discovery makes of a tool's files, what an evaluation answers and
+the errors it reports. docs/mutation.md lists the mutants these kill and the ones left,
+explained.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rules_core import hookimpl
+from rules_core.model import Facts, Verdict
+from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
+from suite_helpers import git_init, run_in_project
+
+SUMMARIES = {
+    "kiro": "Kiro steering: .kiro/steering/**/*.md, ~/.kiro/steering (global)",
+}
+
+
+def test_plugins_lists_each_importer_with_its_default_and_summary(rule_project, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(rule_project.home))
+    code, out, _ = run_in_project(capsys, rule_project, "plugins", "--json")
+    assert code == 0
+    importers = {i["name"]: i for i in json.loads(out)["importers"]}
+    for name, summary in SUMMARIES.items():
+        assert (importers[name]["summary"], importers[name]["default"]) == (summary, True), name
+
+
+def discover(project, cwd=None):
+    return project.engine().discover(str(cwd or project.cwd))
+
+
+def errors(found):
+    return sorted((e.kind, e.path.rsplit("/", 1)[-1], e.message) for e in found.errors)
+
+
+# -- kiro -----------------------------------------------------------------------------------
+
+def test_kiro_references_in_a_sub_folder_workspace_are_read_from_it_and_up_to_the_git_root(rule_project):
+    # Kiro resolves #[[file:]] in the workspace (cwd); pi-rules reads inside the git root.
+    git_init(rule_project.cwd)
+    rule_project.write({
+        "pkg/.kiro/steering/api.md": "Spec: #[[file:spec.md]]; shared: #[[file:../shared.md]]\n",
+        "pkg/spec.md": "pkg spec\n", "spec.md": "root spec\n", "shared.md": "root shared\n",
+    })
+    found = discover(rule_project, rule_project.cwd / "pkg")
+    assert found.errors == ()
+    assert [(r.id, r.body) for r in found.rules] == [("api", "Spec: pkg spec; shared: root shared\n")]
+
+
+def test_kiro_always_steering_is_budgeted_as_memory_and_the_other_modes_are_not(rule_project):
+    rule_project.write({
+        ".kiro/steering/a-always.md": "---\ninclusion: always\n---\nAlways.\n",
+        ".kiro/steering/b-plain.md": "No frontmatter.\n",
+        ".kiro/steering/c-match.md": "---\ninclusion: fileMatch\nfileMatchPattern: src/**\n---\nMatch.\n",
+        ".kiro/steering/d-auto.md": "---\ninclusion: auto\ndescription: Deploys\n---\nAuto.\n",
+        ".kiro/steering/e-manual.md": "---\ninclusion: manual\n---\nManual.\n",
+    })
+    found = discover(rule_project)
+    assert found.errors == ()
+    assert [(r.id, r.pool and r.pool.name) for r in found.rules] == [
+        ("a-always", "memory"), ("b-plain", "memory"), ("c-match", None), ("d-auto", None), ("e-manual", None)]
+
+
+def test_a_bad_peer_key_in_a_kiro_steering_file_is_reported_with_its_fix(rule_project):
+    rule_project.write({".kiro/steering/a.md": "---\ninclusion: always\nagents: 5\n---\nAlways.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert errors(found) == [
+        ("invalid-value", "a.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
+
+
+def test_a_kiro_description_from_a_heading_drops_its_closing_hashes(rule_project):
+    # CommonMark: a closing run of '#' is not part of an ATX heading's text.
+    rule_project.write({".kiro/steering/api.md": "---\ninclusion: always\n---\n## API standards ##\nUse REST.\n"})
+    assert [r.description for r in discover(rule_project).rules] == ["API standards"]
+
+
+def test_a_file_match_pattern_written_with_underscores_is_named_in_the_fix(rule_project):
+    rule_project.write({".kiro/steering/a.md": "---\ninclusion: fileMatch\nfile_match_pattern: src/**\n---\nA.\n"})
+    [(_, _, message)] = errors(discover(rule_project))
+    assert "(this file has file_match_pattern:, which Kiro does not read — rename it to fileMatchPattern)" in message
+
+
+def test_a_kiro_steering_file_named_just_dot_md_is_the_rule_md(rule_project):
+    rule_project.write({".kiro/steering/.md": "Hidden name.\n", ".kiro/steering/md.md": "Also md.\n"})
+    found = discover(rule_project)
+    assert [(r.id, r.body) for r in found.rules] == [("md", "Hidden name.\n"), ("md-2", "Also md.\n")]
+
+
+class _InCi:
+    """A third-party matcher judging a condition of its own on every rule (default rank)."""
+
+    @hookimpl
+    def pi_rules_match(self, rule, context):
+        return [Verdict("ci", True, ("running in CI",))]
+
+
+def test_a_kiro_manual_verdict_is_ranked_before_a_third_party_matchers(rule_project):
+    rule_project.write({".kiro/steering/deploy.md": "---\ninclusion: manual\n---\nDeploy steps.\n"})
+    engine = rule_project.engine(plugins=[("in-ci", _InCi())])
+    evaluation = engine.evaluate(Facts(cwd=str(rule_project.cwd), prompt="how do I #deploy?"))
+    assert [(o.rule.id, o.status, o.reasons) for o in evaluation.outcomes] == [
+        ("deploy", "on-demand", ("the prompt names #deploy", "running in CI"))]
+    missing = engine.evaluate(Facts(cwd=str(rule_project.cwd), prompt="hello"))
+    assert [(o.rule.id, o.status, o.reasons) for o in missing.outcomes] == [
+        ("deploy", "inactive", ("manual steering file: name #deploy in the prompt to include it",))]
