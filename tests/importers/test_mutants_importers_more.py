@@ -93,10 +93,13 @@ def test_a_kiro_steering_file_named_just_dot_md_is_the_rule_md(rule_project):
 
 
 class _InCi:
-    """A third-party matcher judging a condition of its own on every rule (default rank)."""
+    """A third-party matcher judging a condition of its own on every rule (default rank):
+    passed while the prompt asks something, failed for a greeting."""
 
     @hookimpl
     def pi_rules_match(self, rule, context):
+        if context.facts.prompt == "hello":
+            return [Verdict("ci", False, ("not in CI",))]
         return [Verdict("ci", True, ("running in CI",))]
 
 
@@ -108,4 +111,4 @@ def test_a_kiro_manual_verdict_is_ranked_before_a_third_party_matchers(rule_proj
         ("deploy", "on-demand", ("the prompt names #deploy", "running in CI"))]
     missing = engine.evaluate(Facts(cwd=str(rule_project.cwd), prompt="hello"))
     assert [(o.rule.id, o.status, o.reasons) for o in missing.outcomes] == [
-        ("deploy", "inactive", ("manual steering file: name #deploy in the prompt to include it",))]
+        ("deploy", "inactive", ("manual steering file: name #deploy in the prompt to include it", "not in CI"))]
