@@ -18,6 +18,8 @@ from suite_helpers import git_init, run_in_project
 
 SUMMARIES = {
     "kiro": "Kiro steering: .kiro/steering/**/*.md, ~/.kiro/steering (global)",
+    "windsurf": ("Windsurf rules: .windsurf/rules/*.md, .devin/rules/*.md, .windsurfrules, "
+                 "~/.codeium/windsurf/memories/global_rules.md (global)"),
 }
 
 
@@ -112,3 +114,54 @@ def test_a_kiro_manual_verdict_is_ranked_before_a_third_party_matchers(rule_proj
     missing = engine.evaluate(Facts(cwd=str(rule_project.cwd), prompt="hello"))
     assert [(o.rule.id, o.status, o.reasons) for o in missing.outcomes] == [
         ("deploy", "inactive", ("manual steering file: name #deploy in the prompt to include it", "not in CI"))]
+
+
+# -- windsurf -------------------------------------------------------------------------------
+
+def test_windsurf_files_above_the_working_directory_get_a_cwd_only_warning(rule_project):
+    rule_project.write({".windsurf/rules/a.md": "---\ntrigger: always_on\n---\nA.\n",
+                        ".devin/rules/b.md": "---\ntrigger: always_on\n---\nB.\n",
+                        ".windsurfrules": "Legacy.\n", "sub/x.txt": "x"})
+    git_init(rule_project.cwd)
+    found = discover(rule_project, rule_project.cwd / "sub")
+    assert found.rules == ()
+    assert sorted((w.code, w.path) for w in found.warnings if w.plugin == "windsurf") == [
+        ("cwd-only", str(rule_project.cwd / ".devin/rules")),
+        ("cwd-only", str(rule_project.cwd / ".windsurf/rules")),
+        ("cwd-only", str(rule_project.cwd / ".windsurfrules"))]
+
+
+def test_a_windsurf_description_from_a_heading_drops_its_closing_hashes(rule_project):
+    rule_project.write({".windsurf/rules/py.md": "---\ntrigger: model_decision\n---\n# Python style #\nPEP 8.\n"})
+    assert [r.description for r in discover(rule_project).rules] == ["Python style"]
+
+
+def test_a_bad_peer_key_in_a_windsurf_rule_is_reported_with_its_fix(rule_project):
+    rule_project.write({".windsurf/rules/a.md": "---\ntrigger: always_on\nagents: 5\n---\nA.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert errors(found) == [
+        ("invalid-value", "a.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
+
+
+def test_windsurf_globs_are_ignored_under_every_trigger_but_glob(rule_project):
+    rule_project.write({
+        ".windsurf/rules/a.md": "---\ntrigger: always_on\nglobs: src/**\n---\nA.\n",
+        ".windsurf/rules/b.md": "---\ntrigger: model_decision\nglobs: src/**\ndescription: B\n---\nB.\n",
+        ".windsurf/rules/c.md": "---\ntrigger: glob\nglobs: src/**\n---\nC.\n",
+    })
+    found = discover(rule_project)
+    assert [(r.id, r.always_apply, r.globs, r.load) for r in found.rules] == [
+        ("a", True, (), "pinned"), ("b", False, (), "on-demand"), ("c", False, ("src/**",), "pinned")]
+
+
+def test_windsurf_globs_without_a_trigger_and_a_glob_trigger_without_globs_say_how_to_fix_them(rule_project):
+    rule_project.write({".windsurf/rules/a.md": "---\nglobs: 5\n---\nA.\n",
+                        ".windsurf/rules/b.md": "---\ntrigger: glob\n---\nB.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert errors(found) == [
+        ("invalid-value", "a.md", 'globs must be a comma-separated string or a list of glob strings, got the number 5; '
+                                  'write globs: "src/**/*.ts, docs/**" or one quoted pattern per list item'),
+        ("invalid-value", "b.md", 'trigger: glob needs globs naming the files it applies to; add globs: "src/**/*.ts" '
+                                  '(or a list), or choose another trigger')]
