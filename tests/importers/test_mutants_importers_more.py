@@ -10,6 +10,7 @@ explained.
 from __future__ import annotations
 
 import json
+import shutil
 
 from rules_core import hookimpl
 from rules_core.model import Facts, Verdict
@@ -20,6 +21,8 @@ SUMMARIES = {
     "kiro": "Kiro steering: .kiro/steering/**/*.md, ~/.kiro/steering (global)",
     "windsurf": ("Windsurf rules: .windsurf/rules/*.md, .devin/rules/*.md, .windsurfrules, "
                  "~/.codeium/windsurf/memories/global_rules.md (global)"),
+    "cline": "Cline: the nearest .clinerules (file or folder) and .cline/rules, up to the git root",
+    "roo": "Roo Code: .roo/rules*, .roorules*, ~/.roo/rules* (global); rules-<mode> for --agent <mode>",
 }
 
 
@@ -165,3 +168,18 @@ def test_windsurf_globs_without_a_trigger_and_a_glob_trigger_without_globs_say_h
                                   'write globs: "src/**/*.ts, docs/**" or one quoted pattern per list item'),
         ("invalid-value", "b.md", 'trigger: glob needs globs naming the files it applies to; add globs: "src/**/*.ts" '
                                   '(or a list), or choose another trigger')]
+
+
+# -- cline ----------------------------------------------------------------------------------
+
+def test_an_untrusted_project_with_only_cline_rules_is_said_to_hold_rules(rule_project):
+    # What serve's trust_status reports as project_rules: lstat of each importer's markers.
+    from rules_hosts.session.trust import has_project_rules, project_markers
+
+    markers = project_markers(rule_project.engine().hooks.importers())
+    assert not has_project_rules(str(rule_project.cwd), markers)
+    for name in (".clinerules", ".cline/rules/a.md"):
+        project = rule_project.cwd / name.split("/")[0]
+        rule_project.write({name: "Rule.\n"})
+        assert has_project_rules(str(rule_project.cwd), markers), name
+        shutil.rmtree(project) if project.is_dir() else project.unlink()
