@@ -10,6 +10,7 @@ explained.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 from rules_core import hookimpl
@@ -183,3 +184,43 @@ def test_an_untrusted_project_with_only_cline_rules_is_said_to_hold_rules(rule_p
         rule_project.write({name: "Rule.\n"})
         assert has_project_rules(str(rule_project.cwd), markers), name
         shutil.rmtree(project) if project.is_dir() else project.unlink()
+
+
+def test_a_cline_rules_folder_alone_owns_the_directory(rule_project):
+    git_init(rule_project.cwd)
+    rule_project.write({".cline/rules/a.md": "Current layout.\n", "sub/x.txt": "x"})
+    for cwd in (rule_project.cwd, rule_project.cwd / "sub"):
+        assert [(r.id, r.always_apply) for r in discover(rule_project, cwd).rules] == [("a", True)], cwd
+
+
+def test_a_plain_file_or_a_fifo_at_cline_rules_is_no_cline_format(rule_project):
+    git_init(rule_project.cwd)
+    rule_project.write({".cline/rules": "not a folder\n", ".clinerules/up.md": "Above.\n"})
+    (rule_project.cwd / "pkg/.cline").mkdir(parents=True)
+    os.mkfifo(rule_project.cwd / "pkg/.cline/rules")
+    found = discover(rule_project)
+    assert ([r.relative_path for r in found.rules], found.errors) == (["up.md"], ())
+    # From pkg, whose .cline/rules is a FIFO, the walk goes on up to the owner.
+    found = discover(rule_project, rule_project.cwd / "pkg")
+    assert ([r.relative_path for r in found.rules], found.errors) == (["up.md"], ())
+
+
+def test_a_broken_clinerules_link_is_reported_by_the_cline_importer(rule_project):
+    (rule_project.cwd / ".clinerules").symlink_to("nowhere")
+    found = discover(rule_project)
+    assert [(e.kind, e.plugin, e.message) for e in found.errors] == [
+        ("read-failure", "cline", "broken symbolic link; point it at an existing file or delete it")]
+
+
+def test_bad_cline_keys_are_reported_with_their_fix(rule_project):
+    rule_project.write({".clinerules/a.md": "---\ndescription: 5\n---\nA.\n",
+                        ".clinerules/b.md": "---\npaths: [5]\n---\nB.\n",
+                        ".clinerules/c.md": "---\npaths: 5\n---\nC.\n",
+                        ".clinerules/d.md": "---\nagents: 5\n---\nD.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert errors(found) == [
+        ("invalid-value", "a.md", "description must be a string, got a number; quote it"),
+        ("invalid-value", "b.md", 'paths entries must be glob strings; quote each one, e.g. - "src/**"'),
+        ("invalid-value", "c.md", "paths must be a list of glob strings, got a number"),
+        ("invalid-value", "d.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
