@@ -224,3 +224,64 @@ def test_bad_cline_keys_are_reported_with_their_fix(rule_project):
         ("invalid-value", "b.md", 'paths entries must be glob strings; quote each one, e.g. - "src/**"'),
         ("invalid-value", "c.md", "paths must be a list of glob strings, got a number"),
         ("invalid-value", "d.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
+
+
+# -- roo ------------------------------------------------------------------------------------
+
+def ids(found):
+    return [r.id for r in found.rules]
+
+
+def test_roo_skips_thumbs_db_as_its_loader_does(rule_project):
+    rule_project.write({".roo/rules/Thumbs.db": "not a rule", ".roo/rules/a.md": "A.\n"})
+    assert ids(discover(rule_project)) == ["a"]
+
+
+def test_roo_orders_by_file_name_lower_cased_and_modes_by_name(rule_project):
+    # Roo sorts a folder's files by basename().toLowerCase(): "_b.md" < "a.md" < "C.md".
+    rule_project.write({".roo/rules/a.md": "A.\n", ".roo/rules/C.md": "C.\n", ".roo/rules/_b.md": "B.\n",
+                        ".roo/rules-code/z.md": "Code.\n", ".roo/rules-docs/d.md": "Docs.\n"})
+    (rule_project.home / ".roo/rules-code").mkdir(parents=True)
+    (rule_project.home / ".roo/rules-code/y.md").write_text("Home code.\n")
+    (rule_project.home / ".roo/rules-docs").mkdir(parents=True)
+    (rule_project.home / ".roo/rules-docs/x.md").write_text("Home docs.\n")
+    found = discover(rule_project)
+    assert [(r.id, r.source, r.extra.get("agents")) for r in found.rules] == [
+        ("_b", "project", None), ("a", "project", None), ("C", "project", None),
+        ("z", "project", ("code",)), ("d", "project", ("docs",)),
+        ("y", "global", ("code",)), ("x", "global", ("docs",))]
+
+
+def test_a_roorules_file_comes_before_the_mode_folders_and_applies_to_every_agent(rule_project):
+    rule_project.write({".roorules": "General.\n", ".roo/rules-code/a.md": "Code.\n"})
+    engine = rule_project.engine()
+    main = engine.evaluate(rule_project.facts())
+    assert [(o.rule.id, o.status) for o in main.outcomes] == [("project/roorules", "active"), ("a", "inactive")]
+    code = engine.evaluate(rule_project.facts(agent="code"))
+    assert [(o.rule.id, o.status) for o in code.outcomes] == [("project/roorules", "active"), ("a", "active")]
+
+
+def test_an_unlistable_global_roo_folder_is_reported_and_the_project_rules_stay(rule_project, monkeypatch):
+    from importer_helpers import deny_listing
+
+    rule_project.write({".roo/rules/a.md": "A.\n"})
+    (rule_project.home / ".roo/rules").mkdir(parents=True)
+    deny_listing(monkeypatch, rule_project.home / ".roo/rules")
+    found = discover(rule_project)
+    assert ids(found) == ["a"]
+    assert [(e.kind, e.path) for e in found.errors] == [("source-unreadable", str(rule_project.home / ".roo/rules"))]
+
+
+def test_a_roo_folder_linked_out_of_the_git_root_is_not_even_listed_for_modes(rule_project, tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "rules-code").mkdir(parents=True)
+    (outside / "rules-code/x.md").write_text("Outside.\n")
+    git_init(rule_project.cwd)
+    (rule_project.cwd / ".roo").symlink_to(outside)
+    rule_project.write({".roorules-docs": "Docs.\n"})
+    found = discover(rule_project)
+    assert ids(found) == ["project/roorules-docs"]
+    # Only the folders named without listing the link: the general one and cwd's own mode.
+    assert [(e.kind, e.path) for e in found.errors] == [
+        ("source-unreadable", str(rule_project.cwd / ".roo/rules")),
+        ("source-unreadable", str(rule_project.cwd / ".roo/rules-docs"))]
