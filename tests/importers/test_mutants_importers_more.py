@@ -23,6 +23,7 @@ SUMMARIES = {
     "windsurf": ("Windsurf rules: .windsurf/rules/*.md, .devin/rules/*.md, .windsurfrules, "
                  "~/.codeium/windsurf/memories/global_rules.md (global)"),
     "cline": "Cline: the nearest .clinerules (file or folder) and .cline/rules, up to the git root",
+    "agents": ".agent(s)/rules, .omp/rules, .xcsh/rules and their RULES.md, in the project and in $HOME",
     "roo": "Roo Code: .roo/rules*, .roorules*, ~/.roo/rules* (global); rules-<mode> for --agent <mode>",
 }
 
@@ -285,3 +286,32 @@ def test_a_roo_folder_linked_out_of_the_git_root_is_not_even_listed_for_modes(ru
     assert [(e.kind, e.path) for e in found.errors] == [
         ("source-unreadable", str(rule_project.cwd / ".roo/rules")),
         ("source-unreadable", str(rule_project.cwd / ".roo/rules-docs"))]
+
+
+# -- .agent(s), .omp, .xcsh ----------------------------------------------------------------
+
+def test_an_untrusted_project_with_only_agent_folders_or_rules_md_is_said_to_hold_rules(rule_project):
+    from rules_hosts.session.trust import has_project_rules, project_markers
+
+    markers = project_markers(rule_project.engine().hooks.importers())
+    assert not has_project_rules(str(rule_project.cwd), markers)
+    for name in (".agent/rules/a.md", ".agents/rules/a.md", ".omp/RULES.md", ".xcsh/rules/a.md", ".xcsh/RULES.md"):
+        rule_project.write({name: "Rule.\n"})
+        assert has_project_rules(str(rule_project.cwd), markers), name
+        shutil.rmtree(rule_project.cwd / name.split("/")[0])
+
+
+def test_bad_agents_rule_keys_are_reported_with_their_fix(rule_project):
+    rule_project.write({".agents/rules/a.md": "---\nenabled: x\n---\nA.\n",
+                        ".agents/rules/b.md": "---\nglobs: [5]\n---\nB.\n",
+                        ".agents/rules/c.md": "---\ntrigger: glob\n---\nC.\n",
+                        ".agents/rules/d.md": "---\nagents: 5\n---\nD.\n",
+                        ".agents/rules/e.md": "---\ndescription: 5\n---\nE.\n"})
+    found = discover(rule_project)
+    assert found.rules == ()
+    assert errors(found) == [
+        ("invalid-value", "a.md", "enabled must be true or false, got 'x'; write enabled: false, unquoted"),
+        ("invalid-value", "b.md", 'globs entries must be glob strings; quote each one, e.g. - "src/**"'),
+        ("invalid-value", "c.md", 'trigger: glob needs globs; add globs: "src/**/*.ts" (comma-separated or a list)'),
+        ("invalid-value", "d.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"),
+        ("invalid-value", "e.md", "description must be a string, got a number; quote it")]
