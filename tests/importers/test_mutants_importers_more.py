@@ -1,5 +1,5 @@
 """Importer mappings pinned where mutation testing found them unpinned (issue 32): Kiro,
-Windsurf, Cline, Continue, ``.agent(s)``/``.omp`` and Roo.
+Windsurf, Cline and Roo, and the first ones for ``.agent(s)``/``.omp``/``.xcsh``.
 
 What a user sees: ``pi-rules plugins --json`` (each importer, whether it is on by default,
 its summary), the rules discovery makes of a tool's files, what an evaluation answers and
@@ -17,7 +17,6 @@ import pytest
 
 from rules_core import hookimpl
 from rules_core.model import Facts, Verdict
-from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
 from importer_helpers import discover
 from suite_helpers import git_init, run_in_project
 
