@@ -291,6 +291,8 @@ def test_an_untrusted_project_with_only_agent_folders_or_rules_md_is_said_to_hol
         rule_project.write({name: "Rule.\n"})
         assert has_project_rules(str(rule_project.cwd), markers), name
         shutil.rmtree(rule_project.cwd / name.split("/")[0])
+    rule_project.write({".omp/settings.json": "{}", ".agents/notes.md": "Not rules.\n"})
+    assert not has_project_rules(str(rule_project.cwd), markers)
 
 
 def test_bad_agents_rule_keys_are_reported_with_their_fix(rule_project):
@@ -298,7 +300,8 @@ def test_bad_agents_rule_keys_are_reported_with_their_fix(rule_project):
                         ".agents/rules/b.md": "---\nglobs: [5]\n---\nB.\n",
                         ".agents/rules/c.md": "---\ntrigger: glob\n---\nC.\n",
                         ".agents/rules/d.md": "---\nagents: 5\n---\nD.\n",
-                        ".agents/rules/e.md": "---\ndescription: 5\n---\nE.\n"})
+                        ".agents/rules/e.md": "---\ndescription: 5\n---\nE.\n",
+                        ".agents/rules/f.md": "---\nglobs: 5\n---\nF.\n"})
     found = discover(rule_project)
     assert found.rules == ()
     assert errors(found) == [
@@ -306,4 +309,38 @@ def test_bad_agents_rule_keys_are_reported_with_their_fix(rule_project):
         ("invalid-value", "b.md", 'globs entries must be glob strings; quote each one, e.g. - "src/**"'),
         ("invalid-value", "c.md", 'trigger: glob needs globs; add globs: "src/**/*.ts" (comma-separated or a list)'),
         ("invalid-value", "d.md", BAD_AGENTS),
-        ("invalid-value", "e.md", "description must be a string, got a number; quote it")]
+        ("invalid-value", "e.md", "description must be a string, got a number; quote it"),
+        ("invalid-value", "f.md", "globs must be a glob string or a list of them, got a number")]
+
+
+def test_agents_rules_folders_hold_only_visible_md_and_mdc_files(rule_project):
+    rule_project.write({".agents/rules/a.md": "A.\n", ".agents/rules/b.mdc": "B.\n",
+                        ".agents/rules/notes.txt": "Not a rule.\n", ".agents/rules/.swap.md": "Not a rule.\n"})
+    assert [r.id for r in discover(rule_project).rules] == ["a", "b"]
+
+
+def test_trigger_agent_is_read_as_model_decision(rule_project):
+    rule_project.write({".agents/rules/a.md": "---\ntrigger: Agent\ndescription: When deploying\n---\nA.\n"})
+    found = discover(rule_project)
+    assert [(r.id, r.load, r.always_apply) for r in found.rules] == [("a", "on-demand", False)]
+
+
+def test_user_agent_rules_come_before_user_agents_rules_whatever_the_file_names(rule_project):
+    for path in (".agent/rules/z.md", ".agents/rules/a.md"):
+        (rule_project.home / path).parent.mkdir(parents=True, exist_ok=True)
+        (rule_project.home / path).write_text("Mine.\n")
+    assert [r.id for r in discover(rule_project).rules] == ["z", "a"]
+
+
+def test_an_unlistable_omp_folder_and_a_broken_rules_md_are_reported_by_the_agents_importer(rule_project, monkeypatch):
+    from importer_helpers import deny_listing
+
+    rule_project.write({".omp/x": "x", "pkg/.xcsh/y": "y"})
+    (rule_project.cwd / "pkg/.xcsh/RULES.md").symlink_to("nowhere")
+    deny_listing(monkeypatch, rule_project.cwd / ".omp")
+    git_init(rule_project.cwd)
+    found = discover(rule_project, rule_project.cwd / "pkg")
+    assert sorted((e.kind, e.plugin, e.message) for e in found.errors) == [
+        ("read-failure", "agents", "broken symbolic link; point it at an existing file or delete it"),
+        ("source-unreadable", "agents", "cannot list this folder (Permission denied); its RULES.md is not loaded")]
+
