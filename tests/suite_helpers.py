@@ -71,6 +71,20 @@ def hook_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def count_listings(monkeypatch: Any) -> list[str]:
+    """Every directory ``os.scandir`` lists from now on, in order (a test's view of what
+    a discovery re-lists)."""
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        listed.append(os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return listed
+
+
 def git(cwd: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """``git -C CWD ARGS`` with no system or global config and a fixed identity."""
     return subprocess.run(["git", "-C", str(cwd), *args], check=check, capture_output=True, text=True,

@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from rules_core import Engine
 from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
+from suite_helpers import count_listings
 
 # Rules directories of every source in one repository (cwd is packages/a).
 DIRS = [
@@ -139,14 +140,7 @@ def test_unlistable_directory_is_reported_once_and_not_listed_again_until_it_cha
     (rule_project.cwd / ".pi").mkdir()
     broken = rule_project.cwd / ".pi" / "rules"
     broken.symlink_to(broken)  # a loop: unlistable even for root
-    listed: list[str] = []
-    real_scandir = os.scandir
-
-    def counting_scandir(path="."):
-        listed.append(os.fspath(path))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", counting_scandir)
+    listed = count_listings(monkeypatch)
     engine = rule_project.engine()
     first = engine.discover(str(rule_project.cwd))
     second = engine.discover(str(rule_project.cwd))

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
-from suite_helpers import run_in, run_in_project
+from suite_helpers import count_listings, run_in, run_in_project
 
 SUMMARIES = {
     "cursor": ("Cursor rules: .cursor/rules/**/*.{mdc,md} at cwd and in folders below it, .cursorrules, "
@@ -26,6 +26,12 @@ SUMMARIES = {
     "claude": "Claude Code: .claude/rules/**/*.md (paths)",
     "claude-md": "Claude Code memory: CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, ~/.claude/CLAUDE.md",
     "agents-md": "AGENTS.md (AGENTS.override.md, AGENT.md): cwd and ancestors, folders below cwd",
+    "kiro": "Kiro steering: .kiro/steering/**/*.md, ~/.kiro/steering (global)",
+    "windsurf": ("Windsurf rules: .windsurf/rules/*.md, .devin/rules/*.md, .windsurfrules, "
+                 "~/.codeium/windsurf/memories/global_rules.md (global)"),
+    "cline": "Cline: the nearest .clinerules (file or folder) and .cline/rules, up to the git root",
+    "agents": ".agent(s)/rules, .omp/rules, .xcsh/rules and their RULES.md, in the project and in $HOME",
+    "roo": "Roo Code: .roo/rules*, .roorules*, ~/.roo/rules* (global); rules-<mode> for --agent <mode>",
 }
 
 
@@ -228,14 +234,7 @@ def test_an_unlistable_copilot_custom_dir_is_reported_again_without_being_listed
     loop = team / ".github/instructions"
     loop.symlink_to(loop)  # ELOOP: cannot be listed
     rule_project.env["COPILOT_CUSTOM_INSTRUCTIONS_DIRS"] = str(team)
-    listed: list[str] = []
-    real_scandir = os.scandir
-
-    def scandir(path="."):
-        listed.append(os.fspath(path))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    listed = count_listings(monkeypatch)
     engine = rule_project.engine()
     first = engine.discover(str(rule_project.cwd))
     assert [(e.kind, e.path) for e in first.errors] == [("source-unreadable", str(loop))]

@@ -1,15 +1,14 @@
 """Importer mappings pinned where mutation testing found them unpinned (issue 32): Kiro,
 Windsurf, Cline and Roo, and the first ones for ``.agent(s)``/``.omp``/``.xcsh``.
 
-What a user sees: ``pi-rules plugins --json`` (each importer, whether it is on by default,
-its summary), the rules discovery makes of a tool's files, what an evaluation answers and
+What a user sees (each importer's summary and default are checked with the others' in
+``test_mutants_importers.py``): the rules discovery makes of a tool's files, what an evaluation answers and
 the errors it reports. docs/mutation.md lists the mutants these kill and the ones left,
 explained.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
@@ -18,24 +17,7 @@ import pytest
 from rules_core import hookimpl
 from rules_core.model import Facts, Verdict
 from importer_helpers import discover
-from suite_helpers import git_init, run_in_project
-
-SUMMARIES = {
-    "kiro": "Kiro steering: .kiro/steering/**/*.md, ~/.kiro/steering (global)",
-    "windsurf": ("Windsurf rules: .windsurf/rules/*.md, .devin/rules/*.md, .windsurfrules, "
-                 "~/.codeium/windsurf/memories/global_rules.md (global)"),
-    "cline": "Cline: the nearest .clinerules (file or folder) and .cline/rules, up to the git root",
-    "agents": ".agent(s)/rules, .omp/rules, .xcsh/rules and their RULES.md, in the project and in $HOME",
-    "roo": "Roo Code: .roo/rules*, .roorules*, ~/.roo/rules* (global); rules-<mode> for --agent <mode>",
-}
-
-
-def test_plugins_shows_these_importers_on_by_default_with_their_summaries(rule_project, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(rule_project.home))
-    code, out, _ = run_in_project(capsys, rule_project, "plugins", "--json")
-    shown = {i["name"]: (i["summary"], i["default"]) for i in json.loads(out)["importers"] if i["name"] in SUMMARIES}
-    assert (code, shown) == (0, {name: (summary, True) for name, summary in SUMMARIES.items()})
-
+from suite_helpers import git_init
 
 BAD_AGENTS = "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"
 
