@@ -275,3 +275,15 @@ def test_a_glob_whose_regex_would_pass_the_budget_is_refused_naming_it() -> None
         compile_glob("**/a/" * 5000 + "x")  # 25,000 characters; ~45 characters of regex per `**`
     assert str(info.value) == ("the glob compiles to more than 262,144 characters of regex; "
                                "shorten it or split it into several globs")
+
+
+def test_brace_alternatives_multiply_the_work_of_two_loops() -> None:
+    """docs/globs.md ("Patterns refused as too slow"): wcmatch tries each brace expansion
+    in turn, so 16 alternatives after two loops (16 x 64 ** 2 = 65,536) are accepted and
+    the 17th is refused."""
+    sixteen = "*(a)*(b){" + ",".join(string.ascii_lowercase[:16]) + "}"
+    assert compile_glob(sixteen).match("aabbp")  # picomatch: true
+    assert not compile_glob(sixteen).match("aabbq")  # picomatch: false
+    with pytest.raises(GlobError) as info:
+        compile_glob(sixteen[:-1] + ",q}")
+    assert str(info.value) == "too many wildcards, repetitions or alternatives (slow to match); split the glob"
