@@ -287,3 +287,44 @@ def test_brace_alternatives_multiply_the_work_of_two_loops() -> None:
     with pytest.raises(GlobError) as info:
         compile_glob(sixteen[:-1] + ",q}")
     assert str(info.value) == "too many wildcards, repetitions or alternatives (slow to match); split the glob"
+
+
+SLOW = "too many wildcards, repetitions or alternatives (slow to match); split the glob"
+
+
+def _refusal(pattern: str) -> str:
+    with pytest.raises(GlobError) as info:
+        compile_glob(pattern)
+    return str(info.value)
+
+
+# (pattern, path, picomatch's answer): accepted globs near the guard's limits
+ACCEPTED = [
+    ("*(a)*(b)?(c)?(d)?(e)?(f)", "aabcdef", True), ("*(a)*(b)?(c)?(d)?(e)?(f)", "aabg", False),
+    ("?(a)" * 16, "a" * 16, True), ("?(a)" * 16, "a" * 17, False),
+    ("@(" * 32 + "a" + ")" * 32, "a", True),
+    ("x/**/@(f|g)!(c)*(ab|a)/y", "x/z/fdab/y", True), ("x/**/@(f|g)!(c)*(ab|a)/y", "x/z/h/y", False),
+    ("+(b)@(d|de){x,y}**@(d|de)", "bbdexzd", True), ("+(b)@(d|de){x,y}**@(d|de)", "bdzd", False),
+    ("**/*(a)/**/*(b)*", "x/aa/y/bbz", True), ("**/*(a)/**/*(b)*", "x/ab/y/b", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), ACCEPTED)
+def test_globs_near_the_guards_limits_are_accepted_and_answer_like_picomatch(
+        pattern: str, path: str, expected: bool) -> None:
+    assert compile_glob(pattern).match(path) is expected
+
+
+def test_the_guards_limits_are_exact_and_named() -> None:
+    """docs/globs.md ("Patterns refused as too slow"): each `?(…)` doubles the choices
+    (17 of them pass 65,536 alone; 5 after two loops pass 16), extglobs nest 32 deep,
+    one negation is allowed, and an ambiguous repetition is quoted by its first 40
+    characters."""
+    assert _refusal("*(a)*(b)?(c)?(d)?(e)?(f)?(g)") == SLOW
+    assert _refusal("?(a)" * 17) == SLOW
+    assert _refusal("**/*(a)!(c)*(a)") == SLOW
+    assert _refusal("@(" * 33 + "a" + ")" * 33) == "extglobs nested more than 32 deep; simplify the glob"
+    assert _refusal("!(a)x!(b)") == "more than one negated extglob !(…) (slow to match); split the glob"
+    body = "+(a|aa" + "|c" * 30 + ")"
+    assert _refusal(body) == (f"{body[:40]!r} can match a name in several ways (exponential time); "
+                              "use distinct alternatives or one class like +([a-z0-9])")
