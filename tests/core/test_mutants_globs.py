@@ -306,6 +306,7 @@ ACCEPTED = [
     ("x/**/@(f|g)!(c)*(ab|a)/y", "x/z/fdab/y", True), ("x/**/@(f|g)!(c)*(ab|a)/y", "x/z/h/y", False),
     ("+(b)@(d|de){x,y}**@(d|de)", "bbdexzd", True), ("+(b)@(d|de){x,y}**@(d|de)", "bdzd", False),
     ("**/*(a)/**/*(b)*", "x/aa/y/bbz", True), ("**/*(a)/**/*(b)*", "x/ab/y/b", False),
+    ("*(a)*(b)\\*", "aab*", True), ("*(a)*(b)\\*", "aab", False),  # an escaped `*` is no loop
 ]
 
 
@@ -323,6 +324,7 @@ def test_the_guards_limits_are_exact_and_named() -> None:
     assert _refusal("*(a)*(b)?(c)?(d)?(e)?(f)?(g)") == SLOW
     assert _refusal("?(a)" * 17) == SLOW
     assert _refusal("**/*(a)!(c)*(a)") == SLOW
+    assert _refusal("*(a)*(b)\\**") == SLOW  # the star after an escaped one is a loop
     assert _refusal("@(" * 33 + "a" + ")" * 33) == "extglobs nested more than 32 deep; simplify the glob"
     assert _refusal("!(a)x!(b)") == "more than one negated extglob !(…) (slow to match); split the glob"
     body = "+(a|aa" + "|c" * 30 + ")"
