@@ -330,3 +330,8 @@ def test_the_guards_limits_are_exact_and_named() -> None:
     body = "+(a|aa" + "|c" * 30 + ")"
     assert _refusal(body) == (f"{body[:40]!r} can match a name in several ways (exponential time); "
                               "use distinct alternatives or one class like +([a-z0-9])")
+    assert _refusal("+(a|aa)") == ("'+(a|aa)' can match a name in several ways (exponential time); "
+                                   "use distinct alternatives or one class like +([a-z0-9])")
+    # a `/` just before the group's `)` still makes it span segments
+    assert _refusal("**/@(a|b/)/**/c") == ("'**' more than once with an extglob containing '/' "
+                                          "(slow to match); split the glob")
