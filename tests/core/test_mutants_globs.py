@@ -275,3 +275,63 @@ def test_a_glob_whose_regex_would_pass_the_budget_is_refused_naming_it() -> None
         compile_glob("**/a/" * 5000 + "x")  # 25,000 characters; ~45 characters of regex per `**`
     assert str(info.value) == ("the glob compiles to more than 262,144 characters of regex; "
                                "shorten it or split it into several globs")
+
+
+def test_brace_alternatives_multiply_the_work_of_two_loops() -> None:
+    """docs/globs.md ("Patterns refused as too slow"): wcmatch tries each brace expansion
+    in turn, so 16 alternatives after two loops (16 x 64 ** 2 = 65,536) are accepted and
+    the 17th is refused."""
+    sixteen = "*(a)*(b){" + ",".join(string.ascii_lowercase[:16]) + "}"
+    assert compile_glob(sixteen).match("aabbp")  # picomatch: true
+    assert not compile_glob(sixteen).match("aabbq")  # picomatch: false
+    with pytest.raises(GlobError) as info:
+        compile_glob(sixteen[:-1] + ",q}")
+    assert str(info.value) == "too many wildcards, repetitions or alternatives (slow to match); split the glob"
+
+
+SLOW = "too many wildcards, repetitions or alternatives (slow to match); split the glob"
+
+
+def _refusal(pattern: str) -> str:
+    with pytest.raises(GlobError) as info:
+        compile_glob(pattern)
+    return str(info.value)
+
+
+# (pattern, path, picomatch's answer): accepted globs near the guard's limits
+ACCEPTED = [
+    ("*(a)*(b)?(c)?(d)?(e)?(f)", "aabcdef", True), ("*(a)*(b)?(c)?(d)?(e)?(f)", "aabg", False),
+    ("?(a)" * 16, "a" * 16, True), ("?(a)" * 16, "a" * 17, False),
+    ("@(" * 32 + "a" + ")" * 32, "a", True),
+    ("x/**/@(f|g)!(c)*(ab|a)/y", "x/z/fdab/y", True), ("x/**/@(f|g)!(c)*(ab|a)/y", "x/z/h/y", False),
+    ("+(b)@(d|de){x,y}**@(d|de)", "bbdexzd", True), ("+(b)@(d|de){x,y}**@(d|de)", "bdzd", False),
+    ("**/*(a)/**/*(b)*", "x/aa/y/bbz", True), ("**/*(a)/**/*(b)*", "x/ab/y/b", False),
+    ("*(a)*(b)\\*", "aab*", True), ("*(a)*(b)\\*", "aab", False),  # an escaped `*` is no loop
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), ACCEPTED)
+def test_globs_near_the_guards_limits_are_accepted_and_answer_like_picomatch(
+        pattern: str, path: str, expected: bool) -> None:
+    assert compile_glob(pattern).match(path) is expected
+
+
+def test_the_guards_limits_are_exact_and_named() -> None:
+    """docs/globs.md ("Patterns refused as too slow"): each `?(…)` doubles the choices
+    (17 of them pass 65,536 alone; 5 after two loops pass 16), extglobs nest 32 deep,
+    one negation is allowed, and an ambiguous repetition is quoted by its first 40
+    characters."""
+    assert _refusal("*(a)*(b)?(c)?(d)?(e)?(f)?(g)") == SLOW
+    assert _refusal("?(a)" * 17) == SLOW
+    assert _refusal("**/*(a)!(c)*(a)") == SLOW
+    assert _refusal("*(a)*(b)\\**") == SLOW  # the star after an escaped one is a loop
+    assert _refusal("@(" * 33 + "a" + ")" * 33) == "extglobs nested more than 32 deep; simplify the glob"
+    assert _refusal("!(a)x!(b)") == "more than one negated extglob !(…) (slow to match); split the glob"
+    body = "+(a|aa" + "|c" * 30 + ")"
+    assert _refusal(body) == (f"{body[:40]!r} can match a name in several ways (exponential time); "
+                              "use distinct alternatives or one class like +([a-z0-9])")
+    assert _refusal("+(a|aa)") == ("'+(a|aa)' can match a name in several ways (exponential time); "
+                                   "use distinct alternatives or one class like +([a-z0-9])")
+    # a `/` just before the group's `)` still makes it span segments
+    assert _refusal("**/@(a|b/)/**/c") == ("'**' more than once with an extglob containing '/' "
+                                          "(slow to match); split the glob")
