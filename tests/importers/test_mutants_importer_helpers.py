@@ -377,9 +377,12 @@ def test_a_comma_inside_nested_braces_splits_no_glob(rule_project):
 def test_a_heading_keeps_or_drops_its_closing_run_as_its_tool_reads_it(rule_project):
     rule_project.write({".claude/rules/c.md": "# Claude Title ##\n\nBody.\n",  # Claude Code keeps the run
                         ".amazonq/rules/crlf.md": "# Code Style #\r\n\r\nTabs.\r\n",
-                        ".amazonq/rules/x.md": "# X-Ray rules #\n\nBody.\n"})
+                        ".amazonq/rules/x.md": "# X-Ray rules #\n\nBody.\n",
+                        # Any trailing white space goes before the closing run (a no-break space here).
+                        ".amazonq/rules/nbsp.md": "# Wide #\u00a0\n\nBody.\n"})
     found = {r.id: r.description for r in discover(rule_project).rules}
-    assert (found["c"], found["crlf"], found["x"]) == ("Claude Title ##", "Code Style", "X-Ray rules")
+    assert (found["c"], found["crlf"], found["x"], found["nbsp"]) == (
+        "Claude Title ##", "Code Style", "X-Ray rules", "Wide")
 
 
 def test_only_the_spec_importers_rules_vanish_when_the_budget_drops_them(rule_project):
