@@ -18,6 +18,9 @@ from rules_hosts.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 
+# What every importer answers for a bad `agents` key (rules_importers._lenient.extension).
+BAD_AGENTS = "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"
+
 
 # -- projects --------------------------------------------------------------------------------
 

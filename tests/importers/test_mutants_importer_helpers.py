@@ -16,7 +16,7 @@ from rules_hosts.session.trust import has_project_rules, project_markers
 from rules_importers.simple import SimpleFormat
 
 from importer_helpers import cli  # noqa: F401 - pytest fixture
-from importer_helpers import discover, git_init, text_with_front
+from importer_helpers import BAD_AGENTS, discover, git_init, text_with_front
 from suite_helpers import run_in_project
 
 # -- single-file formats (rules_importers/simple.py and the formats built on it) ------------------
@@ -150,7 +150,7 @@ def test_a_bad_agents_key_in_a_trae_or_augment_rule_is_invalid_value(rule_projec
                         ".augment/rules/a.md": text_with_front("agents: 5\n")})
     found = discover(rule_project)
     assert found.rules == ()
-    message = "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"
+    message = BAD_AGENTS
     assert sorted((e.plugin, e.kind, e.message) for e in found.errors) == [
         ("augment", "invalid-value", message), ("trae", "invalid-value", message)]
 

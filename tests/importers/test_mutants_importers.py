@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
+from importer_helpers import BAD_AGENTS
 from suite_helpers import count_listings, run_in, run_in_project
 
 SUMMARIES = {
@@ -46,6 +47,10 @@ def test_plugins_lists_each_importer_with_its_default_and_summary(rule_project, 
 
 def discover(project, cwd=None):
     return project.engine().discover(str(cwd or project.cwd))
+
+
+def messages_by_file(found):
+    return sorted((e.path.rsplit("/", 1)[-1], e.message) for e in found.errors)
 
 
 # -- cursor -------------------------------------------------------------------------------
@@ -83,7 +88,7 @@ def test_a_bad_peer_key_in_a_cursor_rule_is_reported_with_its_fix(rule_project):
     found = discover(rule_project)
     assert found.rules == ()
     assert [(e.kind, e.message) for e in found.errors] == [
-        ("invalid-value", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]")]
+        ("invalid-value", BAD_AGENTS)]
 
 
 def test_a_nested_cursor_always_rule_applies_only_below_its_folder(rule_project):
@@ -136,8 +141,8 @@ def test_copilot_apply_to_values_that_name_no_glob_say_how_to_write_them(rule_pr
     })
     found = discover(rule_project)
     assert found.rules == ()
-    assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in found.errors) == [
-        ("bad.instructions.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"),
+    assert messages_by_file(found) == [
+        ("bad.instructions.md", BAD_AGENTS),
         ("empty.instructions.md", 'applyTo \'\' names no glob; write applyTo: "**" for every file, globs such as '
                                   '"src/**/*.ts, docs/**", or remove the key'),
         ("list.instructions.md", 'applyTo must be one string of comma-separated globs, not a list; '
@@ -154,8 +159,8 @@ def test_bad_keys_in_a_claude_rule_are_reported_with_their_fix(rule_project):
                         ".claude/rules/b.md": "---\npaths: 5\n---\nB.\n"})
     found = discover(rule_project)
     assert found.rules == ()
-    assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in found.errors) == [
-        ("a.md", "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"),
+    assert messages_by_file(found) == [
+        ("a.md", BAD_AGENTS),
         ("b.md", "paths is a number (5), not a glob string or a list of glob strings; remove the key to apply "
                  "the rule always, or list globs such as 'src/**/*.ts'"),
     ]

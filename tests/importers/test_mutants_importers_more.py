@@ -16,11 +16,8 @@ import pytest
 
 from rules_core import hookimpl
 from rules_core.model import Facts, Verdict
-from importer_helpers import discover
+from importer_helpers import BAD_AGENTS, discover
 from suite_helpers import git_init
-
-BAD_AGENTS = "agents: must be a list of agent names or globs, e.g. agents: [main, reviewer]"
-
 
 def errors(found):
     return sorted((e.kind, e.path.rsplit("/", 1)[-1], e.message) for e in found.errors)
