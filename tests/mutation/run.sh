@@ -1,13 +1,15 @@
 #!/bin/bash
 # Mutation-test one module (or a few) with only the tests that exercise it (docs/mutation.md).
 # Slow and by hand: never part of .ci/run.
-#   tests/mutation/run.sh NAME "module.py ..." "tests/file.py ..."
+#   tests/mutation/run.sh NAME "module.py ..." "tests/file.py ..." [MUTANT-PATTERN ...]
+# (patterns as mutmut's own: fnmatch over mutant names, e.g. 'rules_importers._lenient.x_list_flat*',
+# to run only part of a module's mutants)
 # Copies this checkout (as it is, uncommitted edits included) to $MUTATION_DIR/NAME, writes
 # the [mutmut] section into the copy's setup.cfg, lets mutmut reach @hookimpl functions
 # (tests/mutation/undecorate.py), runs mutmut 3 with one child (shared machines) and
 # leaves results.txt (every mutant and its fate) and run.log there.
 set -u
-name=$1; modules=$2; tests=$3
+name=$1; modules=$2; tests=$3; shift 3
 here=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${MUTATION_DIR:-/tmp/pi-rules-mutation}/$name
 rm -rf "$dir"; mkdir -p "$dir"
@@ -23,7 +25,7 @@ cd "$dir"
 } > setup.cfg
 python tests/mutation/undecorate.py $modules
 date -u +%FT%TZ > started
-mutmut run --max-children 1 > run.log 2>&1
+mutmut run --max-children 1 "$@" > run.log 2>&1
 echo "exit $?" >> run.log
 mutmut results --all true > results.txt 2>&1
 date -u +%FT%TZ > finished
