@@ -198,7 +198,11 @@ def _parse(text: str, groups: list[_Group], variants: list[int]) -> tuple[list[o
     top: list[object] = []
     depth = 0
     stack: list[tuple[_Group, int]] = []
-    braces: list[int] = []
+    # one per open brace set: [expansions of its finished branches, of the branch being
+    # read, of every set closed inside it]. Nested sets add up across commas and multiply
+    # within a branch (`{a,{b,c}}` is 3, as bracex expands it, not 2 x 2); an unclosed
+    # `{` is literal text, so only the sets closed inside it count (the third number).
+    braces: list[list[int]] = []
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -233,15 +237,28 @@ def _parse(text: str, groups: list[_Group], variants: list[int]) -> tuple[list[o
         elif c == "/":
             current.append("/")
         elif c == "{":  # braces are expanded by wcmatch: transparent here, but counted
-            braces.append(1)
+            braces.append([0, 1, 1])
         elif c == "," and braces:
-            braces[-1] += 1
+            braces[-1][0] += braces[-1][1]
+            braces[-1][1] = 1
         elif c == "}" and braces:
-            variants[0] = min(variants[0] * braces.pop(), _MAX_WORK + 1)
+            done, branch, _ = braces.pop()
+            _count_expansions(done + branch, braces, variants)
         else:
             current.append(frozenset(c))
         i += 1
+    while braces:
+        _count_expansions(braces.pop()[2], braces, variants)
     return top, depth  # an unclosed group runs to the end: wcmatch takes it literally; judged anyway
+
+
+def _count_expansions(count: int, braces: list[list[int]], variants: list[int]) -> None:
+    """Multiply a closed brace set's ``count`` into the set around it, or into the total."""
+    if braces:
+        outer = braces[-1]
+        outer[1], outer[2] = min(outer[1] * count, _MAX_WORK + 1), min(outer[2] * count, _MAX_WORK + 1)
+    else:
+        variants[0] = min(variants[0] * count, _MAX_WORK + 1)
 
 
 def _class_set(body: str) -> frozenset[str] | None:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import string
 
+import bracex
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import rules_core.globs._guard as _glob_guard
 import rules_core.globs.matching as globs
 from rules_core.globs._budget import MAX_BRACE_GROUPS, BoundedCache
 from rules_core.globs.matching import MAX_SEGMENT, MAX_SUBJECT, GlobError, compile_flat, compile_glob
@@ -290,6 +294,82 @@ def test_brace_alternatives_multiply_the_work_of_two_loops() -> None:
 
 
 SLOW = "too many wildcards, repetitions or alternatives (slow to match); split the glob"
+
+
+def test_nested_brace_sets_count_as_many_alternatives_as_they_expand_to() -> None:
+    """`{z,{a,…,o}}` expands to 16 patterns (bracex and picomatch alike), not 2 x 15: after
+    two loops it is accepted and one more alternative is refused, as for a flat list. A
+    real-looking glob of 13 extensions written with nested sets was refused as 24 before
+    (docs/globs.md, "Patterns refused as too slow")."""
+    letters = string.ascii_lowercase
+    sixteen = compile_glob("*(a)*(b){z,{" + ",".join(letters[:15]) + "}}")
+    assert [sixteen.match(s) for s in ("aabbo", "aabbz", "aabbp")] == [True, True, False]  # picomatch
+    assert _refusal("*(a)*(b){z,{" + ",".join(letters[:16]) + "}}") == SLOW
+    assert _refusal("*(a)*(b){y,z,{" + ",".join(letters[:15]) + "}}") == SLOW  # branches add up
+    extensions = compile_glob("**/*/*.{json,{c,m,}{js,ts}{,x}}")
+    answers = {"a/b/c.mtsx": True, "a/b/c.json": True, "a/b/c.jsx": True, "a/b/c.cjs": True,
+               "b/c.tsx": True, "a/b/c.mtx": False, "a/b/c.jsonx": False}  # picomatch 4.0.4
+    assert {path: extensions.match(path) for path in answers} == answers
+
+
+# brace expressions of letters nested up to a few levels: `{a,b{c,d}}`, `x{a,b}{c,d}`
+_BRACES = st.recursive(
+    st.text(alphabet="abcxyz", min_size=1, max_size=2),
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=2, max_size=4).map(lambda parts: "{" + ",".join(parts) + "}"),
+        st.lists(inner, min_size=2, max_size=3).map("".join)),
+    max_leaves=12)
+
+
+@given(braces=_BRACES)
+@settings(max_examples=300, deadline=None, derandomize=True)
+def test_a_glob_with_nested_braces_is_judged_like_the_list_it_expands_to(braces: str) -> None:
+    """Property: after two loops (where 16 alternatives are the most allowed), writing the
+    alternatives nested or as one flat list gives the same verdict."""
+    expansions = list(bracex.expand(braces))
+    flat = "{" + ",".join(expansions) + "}" if len(expansions) > 1 else expansions[0]
+    assert _glob_guard.check("*(a)*(b)" + braces) == _glob_guard.check("*(a)*(b)" + flat)
+
+
+def test_an_unclosed_brace_counts_only_the_sets_closed_inside_it() -> None:
+    """An unclosed `{` is text (bash, bracex), so `{z,{a,…,p}` is the 16 expansions of its
+    inner set: accepted after two loops, and 17 refused."""
+    letters = string.ascii_lowercase
+    unclosed = compile_glob("*(a)*(b){z,{" + ",".join(letters[:16]) + "}")
+    assert [unclosed.match(s) for s in ("aabbz", "aabb{z,p", "aabbp")] == [False, False, False]  # picomatch
+    assert _refusal("*(a)*(b){z,{" + ",".join(letters[:17]) + "}") == SLOW
+
+
+def test_the_guard_alone_refuses_more_expansions_than_its_work_budget() -> None:
+    """Defence in depth (docs/mutation.md, "Glob matching"): `compile_glob` refuses more
+    than 1,000 expansions first, but the guard must not wave through 2 ** 17 of them when
+    asked alone; 2 ** 16 plain letters are exactly its budget."""
+    assert _glob_guard.check("{a,b}" * 16) == (None, True)
+    assert _glob_guard.check("{a,b}" * 17) == (SLOW, True)
+    assert _glob_guard.check("{" + "{a,b}" * 16 + "}") == (None, True)  # one branch of 2 ** 16
+    assert _glob_guard.check("{x," + "{a,b}" * 16 + "}") == (SLOW, True)  # 1 + 2 ** 16
+    assert _glob_guard.check("{x," + "{a,b}" * 17 + "}") == (SLOW, True)
+    assert _glob_guard.check("{x," + "{a,b}" * 16) == (None, True)  # unclosed: its inner sets only
+    assert _glob_guard.check("{x," + "{a,b}" * 17) == (SLOW, True)
+
+
+@given(pattern=st.text(alphabet=list("X()|\\[]{},@*?!+/a^:"), max_size=16))
+@settings(max_examples=2000, deadline=None, derandomize=True)
+def test_every_parenthesis_the_guard_reads_opens_an_extglob(pattern: str) -> None:
+    """What the guard's parser relies on (docs/mutation.md, "Glob matching"): the rewrite
+    turns a bare `(…)` into `@(…)` and escapes an unclosed `(`, so outside escapes and
+    classes every `(` of the text the guard reads follows one of `@?*+!`."""
+    text, _ = globs._rewrite(pattern)
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "[" and (end := _glob_guard.class_end(text, i)) > 0:
+            i = end + 1
+            continue
+        assert text[i] != "(" or (i > 0 and text[i - 1] in "@?*+!"), (pattern, text)
+        i += 1
 
 
 def _refusal(pattern: str) -> str:
