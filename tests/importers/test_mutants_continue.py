@@ -24,7 +24,7 @@ from rules_core.model import Facts, Verdict
 from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
 
 from importer_helpers import cli  # noqa: F401 - pytest fixture
-from importer_helpers import discover, status, text_with_front
+from importer_helpers import BAD_AGENTS, discover, status, text_with_front
 
 RULES = Path(".continue") / "rules"
 
@@ -95,6 +95,25 @@ def test_a_damaged_byte_in_a_continue_rule_is_read_as_a_replacement_character(ru
 def test_a_rule_file_named_just_md_gets_the_id_md(rule_project):
     write_rules(rule_project, {".md": "Dot.\n", "b.md": "B.\n"})
     assert [(r.id, r.relative_path) for r in discover(rule_project).rules] == [("md", ".md"), ("b", "b.md")]
+
+
+def test_a_heading_describes_the_rule_without_its_closing_run(rule_project):
+    write_rules(rule_project, {"x.md": "# Style guide ##\n\nBe brief.\n"})
+    assert discover(rule_project).rules[0].description == "Style guide"
+
+
+def test_a_description_that_is_not_text_is_invalid_value_with_the_fix(rule_project):
+    write_rules(rule_project, {"x.md": text_with_front("description: 7\n")})
+    found = discover(rule_project)
+    assert found.rules == () and [(e.kind, e.message) for e in found.errors] == [
+        ("invalid-value", 'description must be text, got the number 7; write description: "…" in quotes')]
+
+
+def test_a_bad_agents_key_in_a_continue_rule_is_invalid_value(rule_project):
+    write_rules(rule_project, {"x.md": text_with_front("agents: 5\n")})
+    found = discover(rule_project)
+    assert found.rules == () and [(e.plugin, e.kind, e.message) for e in found.errors] == [
+        ("continue", "invalid-value", BAD_AGENTS)]
 
 
 # -- which touched files are searched, and what each says ---------------------------------------
