@@ -116,6 +116,24 @@ def test_a_bad_agents_key_in_a_continue_rule_is_invalid_value(rule_project):
         ("continue", "invalid-value", BAD_AGENTS)]
 
 
+def test_working_in_home_lists_the_shared_folder_once(rule_project, monkeypatch):
+    shared = rule_project.home / RULES
+    shared.mkdir(parents=True)
+    (shared / "mine.md").write_text("Answer briefly.\n")
+    listed: list[str] = []
+    real = os.scandir
+
+    def scandir(path="."):  # the real listing, counted
+        listed.append(os.fsdecode(path))
+        return real(path)
+
+    engine = rule_project.engine()
+    monkeypatch.setattr(os, "scandir", scandir)
+    found = engine.discover(str(rule_project.home), True)
+    assert [(r.id, r.source) for r in found.rules] == [("mine", "project")]
+    assert listed.count(str(shared)) == 1
+
+
 # -- which touched files are searched, and what each says ---------------------------------------
 
 
