@@ -25,6 +25,7 @@ from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the ru
 
 from importer_helpers import cli  # noqa: F401 - pytest fixture
 from importer_helpers import BAD_AGENTS, discover, status, text_with_front
+from suite_helpers import StepClock, count_listings
 
 RULES = Path(".continue") / "rules"
 
@@ -43,17 +44,6 @@ def write_rules(project, files: dict) -> None:
 
 def regex_rule(patterns: list[str], front: str = "") -> str:
     return text_with_front(front + "regex: " + json.dumps(patterns) + "\n")
-
-
-class _Clock:
-    """A clock that advances on every reading, so budgets are counted in readings."""
-
-    def __init__(self, step: float) -> None:
-        self.now, self.step = 1000.0, step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
 
 
 class _Opens:
@@ -120,15 +110,8 @@ def test_working_in_home_lists_the_shared_folder_once(rule_project, monkeypatch)
     shared = rule_project.home / RULES
     shared.mkdir(parents=True)
     (shared / "mine.md").write_text("Answer briefly.\n")
-    listed: list[str] = []
-    real = os.scandir
-
-    def scandir(path="."):  # the real listing, counted
-        listed.append(os.fsdecode(path))
-        return real(path)
-
     engine = rule_project.engine()
-    monkeypatch.setattr(os, "scandir", scandir)
+    listed = count_listings(monkeypatch)
     found = engine.discover(str(rule_project.home), True)
     assert [(r.id, r.source) for r in found.rules] == [("mine", "project")]
     assert listed.count(str(shared)) == 1
@@ -212,7 +195,7 @@ def test_the_regex_reason_comes_right_after_the_paths_before_other_matchers(rule
 def test_the_searches_a_spent_budget_skips_add_up_over_the_files(rule_project, monkeypatch):
     # Each clock reading is 0.1 s of the rule's 0.25 s: the first file gets two of its
     # three patterns searched, the second none: 1 + 3 searches not run.
-    monkeypatch.setattr(deadline_module.time, "monotonic", _Clock(0.1))
+    monkeypatch.setattr(deadline_module.time, "monotonic", StepClock(0.1))
     rule_project.env["PI_RULES_DEADLINE_MS"] = "off"  # only the rule's own budget counts
     rule_project.write({"a.txt": "plain\n", "b.txt": "plain\n"})
     write_rules(rule_project, {"x.md": regex_rule(["one", "two", "three"])})
@@ -245,7 +228,7 @@ def test_an_unchanged_file_is_searched_once_and_a_cut_search_again(rule_project,
     assert opens.of(rule_project.cwd / "a.ts") == 1
     # A search the budget cut (the second pattern never ran) is not remembered: searched again.
     continue_rules._seen.clear()
-    monkeypatch.setattr(deadline_module.time, "monotonic", _Clock(0.2))
+    monkeypatch.setattr(deadline_module.time, "monotonic", StepClock(0.2))
     rule_project.env["PI_RULES_DEADLINE_MS"] = "off"
     for _ in range(2):
         assert "1 searches (pattern × file) not run" in status(rule_project, "x", touched=["a.ts"])[1][1]
