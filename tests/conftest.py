@@ -44,6 +44,9 @@ def _fresh_glob_cache_under_mutmut() -> None:
     tie only the first test of each pattern to it. Each test starts with an empty cache."""
     if "MUTANT_UNDER_TEST" in os.environ and (globs := sys.modules.get("rules_core.globs.matching")):
         globs._compile.cache_clear()
+    if "MUTANT_UNDER_TEST" in os.environ and (cont := sys.modules.get("rules_importers.continue_rules")):
+        cont._seen.clear()  # Continue's regex verdicts by file and its compiled patterns
+        cont._compiled.cache_clear()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

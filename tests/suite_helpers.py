@@ -85,6 +85,18 @@ def count_listings(monkeypatch: Any) -> list[str]:
     return listed
 
 
+class StepClock:
+    """A ``time.monotonic`` that moves ``step`` seconds each time it is read, so budgets are
+    counted in readings (``monkeypatch.setattr(rules_core.deadline.time, "monotonic", …)``)."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 1000.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
 def git(cwd: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """``git -C CWD ARGS`` with no system or global config and a fixed identity."""
     return subprocess.run(["git", "-C", str(cwd), *args], check=check, capture_output=True, text=True,
