@@ -6,10 +6,12 @@ importer helpers"). Each test is a real tree and what discovery answers.
 
 from __future__ import annotations
 
+import os
+
 from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
 from rules_importers.simple import SimpleFormat
 
-from importer_helpers import discover
+from importer_helpers import deny_listing, discover
 
 
 def test_third_party_formats_share_one_rank_whichever_helper_lists_them(rule_project):
@@ -21,3 +23,43 @@ def test_third_party_formats_share_one_rank_whichever_helper_lists_them(rule_pro
     found = discover(rule_project, plugins=[("acme", deep), ("zeta", flat)])
     assert [(r.id, r.file.plugin) for r in found.rules] == [
         ("a", "zeta"), ("b", "acme"), ("c", "zeta"), ("d", "acme")]
+
+
+def test_a_flat_folder_that_failed_is_not_listed_again_until_it_changes(rule_project, monkeypatch):
+    # RULE-SPEC §7: an unlistable directory is re-reported from the engine's listing cache,
+    # not listed again, until its mtime or ctime changes.
+    rule_project.write({".trae/rules/a.md": "A.\n"})
+    folder = rule_project.cwd / ".trae/rules"
+    engine, cwd = rule_project.engine(), str(rule_project.cwd)
+    with monkeypatch.context() as denied:
+        deny_listing(denied, folder)
+        first = engine.discover(cwd, True)
+    unreadable = [("trae", "source-unreadable", str(folder),
+                   "cannot list this rules directory (Permission denied); fix its permissions or remove it — its "
+                   "rules are not loaded")]
+    assert [(e.plugin, e.kind, e.path, e.message) for e in first.errors] == unreadable
+    again = engine.discover(cwd, True)  # listable now, but unchanged: the remembered error
+    assert ([r.id for r in again.rules], [(e.plugin, e.kind, e.path, e.message) for e in again.errors]) == (
+        [], unreadable)
+    (folder / "b.md").write_text("B.\n")  # the folder changed: listed again
+    changed = engine.discover(cwd, True)
+    assert ([r.id for r in changed.rules], changed.errors) == (["a", "b"], ())
+
+
+def test_a_flat_folders_links_are_judged_by_what_they_point_at(rule_project):
+    # Each entry is followed: a link to a folder is passed over like a folder, a link to a
+    # plain file is a rule, a link to a FIFO is no plain file (not a broken link), a link
+    # loop is named with the system's reason; none stops the entries after it.
+    rule_project.write({"real.md": "Real.\n", "folder/x.md": "X.\n", ".trae/rules/e-good.md": "Good.\n"})
+    rules = rule_project.cwd / ".trae/rules"
+    os.mkfifo(rule_project.cwd / "pipe")
+    os.symlink("a-loop.md", rules / "a-loop.md")
+    os.symlink("../../folder", rules / "b-folder.md")
+    os.symlink("../../real.md", rules / "c-link.md")
+    os.symlink("../../pipe", rules / "d-fifo.md")
+    found = discover(rule_project)
+    assert [(r.id, r.body) for r in found.rules] == [("c-link", "Real.\n"), ("e-good", "Good.\n")]
+    assert [(e.plugin, e.kind, e.path, e.message) for e in found.errors] == [
+        ("trae", "read-failure", str(rules / "a-loop.md"), "Too many levels of symbolic links"),
+        ("trae", "read-failure", str(rules / "d-fifo.md"),
+         "not a regular file (FIFO, socket or device); rule files must be plain files")]
