@@ -63,3 +63,21 @@ def test_a_flat_folders_links_are_judged_by_what_they_point_at(rule_project):
         ("trae", "read-failure", str(rules / "a-loop.md"), "Too many levels of symbolic links"),
         ("trae", "read-failure", str(rules / "d-fifo.md"),
          "not a regular file (FIFO, socket or device); rule files must be plain files")]
+
+
+def test_a_third_party_fixed_file_ranks_with_its_folders_files(rule_project):
+    # single_file adds no rank of its own: a format's fixed file and another third-party
+    # format's folder file share rank 90 and scope "00", so their names order them.
+    fixed = SimpleFormat(name="acme", summary="Acme", files={"b.md": "acme-b"})
+    folder = SimpleFormat(name="zeta", summary="Zeta", folders=(".zeta",))
+    rule_project.write({"b.md": "B.\n", ".zeta/a.md": "A.\n", ".zeta/c.md": "C.\n"})
+    found = discover(rule_project, plugins=[("acme", fixed), ("zeta", folder)])
+    label = rule_project.cwd.name
+    assert [(r.id, r.source) for r in found.rules] == [
+        ("a", "project"), (f"{label}/acme-b", "project"), ("c", "project")]
+
+
+def test_legacy_single_files_are_project_rules(rule_project):
+    rule_project.write({".cursorrules": "Cursor.\n", ".windsurfrules": "Windsurf.\n"})
+    assert sorted((r.id, r.file.plugin, r.source) for r in discover(rule_project).rules) == [
+        ("cursorrules", "cursor", "project"), ("windsurfrules", "windsurf", "project")]
