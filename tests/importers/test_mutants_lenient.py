@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
+from rules_core.rule_tests.pytest_plugin import make_rules
 from rules_importers.simple import SimpleFormat
 
 from importer_helpers import deny_listing, discover
@@ -81,3 +82,18 @@ def test_legacy_single_files_are_project_rules(rule_project):
     rule_project.write({".cursorrules": "Cursor.\n", ".windsurfrules": "Windsurf.\n"})
     assert sorted((r.id, r.file.plugin, r.source) for r in discover(rule_project).rules) == [
         ("cursorrules", "cursor", "project"), ("windsurfrules", "windsurf", "project")]
+
+
+def test_the_users_own_imported_files_follow_the_users_selection_not_the_projects(rule_project):
+    always = "---\nalwaysApply: true\n---\n"
+    make_rules(rule_project.home, {".cursor/rules/a-mine.mdc": always + "Mine.\n"})
+    rule_project.write({".cursor/rules/b-theirs.mdc": always + "Theirs.\n"})
+    shown = lambda trusted=True: [  # noqa: E731
+        (r.body, r.source) for r in discover(rule_project, trusted=trusted).rules]
+    # The control, and the order: a project's imported files before the user's (global) ones.
+    assert shown() == [("Theirs.\n", "project"), ("Mine.\n", "global")]
+    assert shown(trusted=False) == [("Mine.\n", "global")]  # user-level files load whatever the trust
+    rule_project.write({".pi/rules.toml": 'import = "none"\n'})  # the project's choice: its own files only
+    assert shown() == [("Mine.\n", "global")]
+    rule_project.env["PI_RULES_IMPORT"] = "claude"  # the user's choice: every Cursor file goes
+    assert shown() == []
