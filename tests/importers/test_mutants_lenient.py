@@ -97,3 +97,13 @@ def test_the_users_own_imported_files_follow_the_users_selection_not_the_project
     assert shown() == [("Mine.\n", "global")]
     rule_project.env["PI_RULES_IMPORT"] = "claude"  # the user's choice: every Cursor file goes
     assert shown() == []
+
+
+def test_a_working_directory_no_path_can_hold_is_named_by_each_fixed_file(rule_project):
+    # A host's cwd is hostile input: with a NUL byte no file below it can be inspected;
+    # the fixed files say why (a ValueError has no strerror) instead of failing their plugin.
+    cwd = str(rule_project.cwd) + "\0x"
+    errors = {(e.plugin, e.kind, e.path): e.message for e in rule_project.engine().discover(cwd, True).errors}
+    inspected = "cannot be inspected (ValueError); fix or remove it"
+    assert (errors[("zed", "read-failure", cwd + "/.rules")],
+            errors[("junie", "read-failure", cwd + "/.junie/guidelines.md")]) == (inspected, inspected)
