@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 
-from rules_core.rule_tests.pytest_plugin import rule_text  # noqa: F401 - the rule_project fixture's module
-from rules_core.rule_tests.pytest_plugin import make_rules
+from rules_core.rule_tests.pytest_plugin import make_rules, rule_text  # noqa: F401 - rule_text: the rule_project fixture's module
 from rules_importers.simple import SimpleFormat
 
 from importer_helpers import deny_listing, discover
