@@ -1,0 +1,100 @@
+"""The importers' frontmatter recovery (``rules_importers/_recovery.py``) and the Markdown
+regions imports skip (``rules_importers/_regions.py``), pinned where mutation testing found
+them unpinned (issue 32).
+
+What a user sees: the rules discovery makes of a damaged frontmatter block (Cursor,
+Windsurf, oh-my-pi's ``.agents``, skills), the ``yaml-syntax`` error and the quoted line it
+names as the fix (Copilot), and the body of a ``CLAUDE.md`` whose ``@path`` imports sit
+near code, fences and HTML comments. docs/mutation.md lists the mutants these kill and
+the ones left, explained.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+
+from rules_plugins.frontmatter import load_yaml
+
+from importer_helpers import by_id, git_init, plugin_errors, sole_error
+
+# -- the quoted line a yaml-syntax error names (with_quote_hint) ---------------------------------
+
+copilot_error = partial(sole_error, plugin="copilot")
+GENERIC = "check indentation and quote values containing ': ', '#', '*', '&', '[' or '{'"
+
+
+def instructions(project, text: str) -> str:
+    project.write({".github/instructions/x.instructions.md": text})
+    error = copilot_error(project)
+    assert error.kind == "yaml-syntax"
+    return error.message
+
+
+def test_a_hint_the_yaml_message_already_gives_is_not_given_twice(rule_project):
+    message = instructions(rule_project, "---\napplyTo: **/*.ts\n---\nBody.\n")
+    assert message == ('invalid YAML at line 2, column 11: did not find expected alphabetic or numeric character; '
+                       'quote the value: applyTo: "**/*.ts"')
+
+
+def test_an_unclosed_block_is_told_to_close_not_to_quote(rule_project):
+    message = instructions(rule_project, "---\napplyTo: {src,lib}/**\nBody.\n")
+    assert message == ("the frontmatter block opened with '---' on line 1 is never closed; "
+                       "add a line containing only '---' after the last key")
+
+
+def test_the_quoted_line_escapes_quotes_and_backslashes_so_it_reads_back_as_written(rule_project):
+    value = '`grep "a\\.b"` finds it'
+    message = instructions(rule_project, f"---\ndescription: {value}\n---\nBody.\n")
+    head, _, fix = message.partition("; quote the value: ")
+    assert head == "invalid YAML at line 2, column 14: found character that cannot start any token"
+    assert fix == 'description: "`grep \\"a\\\\.b\\"` finds it"'
+    assert load_yaml(fix) == {"description": value}  # the line it names, pasted, reads back the value
+
+
+@pytest.mark.parametrize("block, hint", [
+    # the block ends at a closing line with trailing blanks: the body's lines are not YAML
+    ("---\nname: a: b\n---  \n- {a}\n", GENERIC),
+    # a line that only looks like the closing one is inside the block, and so is what follows it
+    ("---\nname: a: b\n---X\nglobs: {a,b}\n---\nBody.\n", 'quote the value: globs: "{a,b}"'),
+    ("---\nname: a: b\n---\u00a0\nglobs: {a,b}\n---\nBody.\n", 'quote the value: globs: "{a,b}"'),
+])
+def test_the_quoted_line_is_looked_for_in_the_frontmatter_block_only(rule_project, block, hint):
+    message = instructions(rule_project, block)
+    assert message == f"invalid YAML at line 2, column 8: mapping values are not allowed in this context; {hint}"
+
+
+# -- oh-my-pi's reading of a block strict YAML refuses (agents importer: _repaired, _yaml_value) --
+
+agents_rules = partial(by_id, plugin="agents")
+agents_errors = partial(plugin_errors, plugin="agents")
+
+
+def agents_rule(project, front: str):
+    """The rule (and the errors) the agents importer makes of ``.agents/rules/x.md``."""
+    git_init(project.cwd)
+    project.write({".agents/rules/x.md": f"---\n{front}---\nBody.\n"})
+    return agents_rules(project).get("x"), agents_errors(project)
+
+
+def test_a_tab_indented_folded_description_is_read_as_oh_my_pi_reads_it(rule_project):
+    rule, errors = agents_rule(rule_project, "description: >\n\tUse for SQL\n\tmigrations\nglobs: '*.sql'\n")
+    assert (rule.description, rule.globs, errors) == ("Use for SQL migrations", ("*.sql",), [])
+
+
+def test_a_quoted_value_keeps_its_hash_when_another_line_is_recovered(rule_project):
+    rule, errors = agents_rule(rule_project, "globs: *.ts\ndescription: 'Shell #tips'\n")
+    assert (rule.description, rule.globs, errors) == ("Shell #tips", ("*.ts",), [])
+    rule, errors = agents_rule(rule_project, 'globs: *.ts\ndescription: "Shell #tips"\n')
+    assert (rule.description, rule.globs, errors) == ("Shell #tips", ("*.ts",), [])
+
+
+def test_each_recovered_value_is_yaml_on_its_own_and_a_mapping_stays_text(rule_project):
+    rule, errors = agents_rule(rule_project, "description: Use when: editing SQL\nglobs: *.sql\nalwaysApply: false\n")
+    assert (rule.description, rule.globs, rule.always_apply, errors) == ("Use when: editing SQL", ("*.sql",), False, [])
+
+
+def test_a_value_quoted_by_the_repair_keeps_characters_outside_the_basic_plane(rule_project):
+    rule, errors = agents_rule(rule_project, "description: Use when: shipping \U0001F680\nmetadata:\n  team: web\n")
+    assert (rule.description, [e.kind for e in errors]) == ("Use when: shipping \U0001F680", [])
