@@ -98,3 +98,29 @@ def test_each_recovered_value_is_yaml_on_its_own_and_a_mapping_stays_text(rule_p
 def test_a_value_quoted_by_the_repair_keeps_characters_outside_the_basic_plane(rule_project):
     rule, errors = agents_rule(rule_project, "description: Use when: shipping \U0001F680\nmetadata:\n  team: web\n")
     assert (rule.description, [e.kind for e in errors]) == ("Use when: shipping \U0001F680", [])
+
+
+# -- where a CLAUDE.md's imports are not read (_regions) --------------------------------------------
+
+claude_rules = partial(by_id, plugin="claude-md")
+claude_errors = partial(plugin_errors, plugin="claude-md")
+
+
+def claude_body(project, files: dict[str, str]) -> str:
+    git_init(project.cwd)
+    project.write(files)
+    return claude_rules(project)["project/CLAUDE"].body
+
+
+def test_a_comment_opener_inside_code_hides_no_import(rule_project):
+    text = "Write `<!--` to open a note.\nSee @x.md here.\nClose it with `-->`.\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == (
+        "Write `<!--` to open a note.\nSee X here.\nClose it with `-->`.\n")
+    assert claude_errors(rule_project) == []
+
+
+def test_every_inline_comment_hides_its_imports_not_only_the_last(rule_project):
+    text = "Text <!-- @old.md --> and <!-- @older.md --> then @x.md.\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "old.md": "OLD\n", "older.md": "OLDER\n", "x.md": "X\n"}) == (
+        "Text <!-- @old.md --> and <!-- @older.md --> then X.\n")
+    assert claude_errors(rule_project) == []
