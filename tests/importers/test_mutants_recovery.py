@@ -100,6 +100,11 @@ def test_a_value_quoted_by_the_repair_keeps_characters_outside_the_basic_plane(r
     assert (rule.description, [e.kind for e in errors]) == ("Use when: shipping \U0001F680", [])
 
 
+def test_tab_indents_and_a_value_holding_colon_space_are_both_repaired(rule_project):
+    rule, errors = agents_rule(rule_project, "description: Use when: editing SQL\nmetadata:\n\tteam: data\n")
+    assert (rule.description, [e.kind for e in errors]) == ("Use when: editing SQL", [])
+
+
 # -- where a CLAUDE.md's imports are not read (_regions) --------------------------------------------
 
 claude_rules = partial(by_id, plugin="claude-md")
