@@ -104,6 +104,10 @@ def test_tab_indents_and_a_value_holding_colon_space_are_both_repaired(rule_proj
     rule, errors = agents_rule(rule_project, "description: Use when: editing SQL\nmetadata:\n\tteam: data\n")
     assert (rule.description, [e.kind for e in errors]) == ("Use when: editing SQL", [])
 
+def test_the_repair_quotes_only_plain_values_never_an_already_quoted_one(rule_project):
+    rule, errors = agents_rule(rule_project, "description: 'SQL: migrations'\nmetadata:\n  when: Use when: editing\n")
+    assert (rule.description, [e.kind for e in errors]) == ("SQL: migrations", [])
+
 
 # -- where a CLAUDE.md's imports are not read (_regions) --------------------------------------------
 
