@@ -128,8 +128,31 @@ def test_a_comment_opener_inside_code_hides_no_import(rule_project):
     assert claude_errors(rule_project) == []
 
 
+def test_comments_after_a_comment_opener_in_code_still_hide_their_imports(rule_project):
+    text = "Write `<!--` to open <!-- @old.md --> a <!-- note --> then @x.md.\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "old.md": "OLD\n", "x.md": "X\n"}) == (
+        "Write `<!--` to open <!-- @old.md --> a <!-- note --> then X.\n")
+
+
 def test_every_inline_comment_hides_its_imports_not_only_the_last(rule_project):
     text = "Text <!-- @old.md --> and <!-- @older.md --> then @x.md.\n"
     assert claude_body(rule_project, {"CLAUDE.md": text, "old.md": "OLD\n", "older.md": "OLDER\n", "x.md": "X\n"}) == (
         "Text <!-- @old.md --> and <!-- @older.md --> then X.\n")
+    assert claude_errors(rule_project) == []
+
+
+def test_a_comment_closer_written_before_a_comment_does_not_end_it(rule_project):
+    text = "Close notes with `-->`<!-- @old.md --> then @x.md.\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "old.md": "OLD\n", "x.md": "X\n"}) == (
+        "Close notes with `-->`<!-- @old.md --> then X.\n")
+
+
+def test_an_empty_inline_comment_ends_at_its_own_closer(rule_project):
+    text = "Text <!----> then @x.md; `-->` ends a note.\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == "Text <!----> then X; `-->` ends a note.\n"
+
+
+def test_an_unclosed_comment_opening_a_later_line_hides_the_imports_after_it(rule_project):
+    text = "# Rules\n<!-- draft, never closed\nSee @x.md\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == text
     assert claude_errors(rule_project) == []
