@@ -135,9 +135,9 @@ def test_comments_after_a_comment_opener_in_code_still_hide_their_imports(rule_p
 
 
 def test_every_inline_comment_hides_its_imports_not_only_the_last(rule_project):
-    text = "Text <!-- @old.md --> and <!-- @older.md --> then @x.md.\n"
+    text = "Text <!-- a --> and <!-- @old.md --> or <!-- @older.md --> then @x.md.\n"
     assert claude_body(rule_project, {"CLAUDE.md": text, "old.md": "OLD\n", "older.md": "OLDER\n", "x.md": "X\n"}) == (
-        "Text <!-- @old.md --> and <!-- @older.md --> then X.\n")
+        "Text <!-- a --> and <!-- @old.md --> or <!-- @older.md --> then X.\n")
     assert claude_errors(rule_project) == []
 
 
@@ -153,6 +153,13 @@ def test_an_empty_inline_comment_ends_at_its_own_closer(rule_project):
 
 
 def test_an_unclosed_comment_opening_a_later_line_hides_the_imports_after_it(rule_project):
-    text = "# Rules\n<!-- draft, never closed\nSee @x.md\n"
-    assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == text
-    assert claude_errors(rule_project) == []
+    for text in ("# Rules\nIntro.\n<!-- draft, never closed\nSee @x.md\n", "\n<!-- draft\nSee @x.md\n",
+                 "# Rules\n   <!-- draft\nSee @x.md\n"):
+        assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == text
+        assert claude_errors(rule_project) == []
+
+
+@pytest.mark.parametrize("line", ["X <!-- unclosed, then", "\t<!-- unclosed, then"])
+def test_an_unclosed_comment_after_text_or_a_tab_is_text_and_the_imports_after_it_are_read(rule_project, line):
+    text = f"# Rules\n{line} @x.md\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == f"# Rules\n{line} X\n"
