@@ -64,6 +64,16 @@ def test_the_quoted_line_is_looked_for_in_the_frontmatter_block_only(rule_projec
     message = instructions(rule_project, block)
     assert message == f"invalid YAML at line 2, column 8: mapping values are not allowed in this context; {hint}"
 
+# -- Cursor's reading of a block strict YAML refuses (_text_value, _text_item) ---------------------
+
+cursor_rules = partial(by_id, plugin="cursor")
+
+
+def test_a_bare_dash_in_a_recovered_glob_list_is_an_empty_entry_and_adds_no_glob(rule_project):
+    rule_project.write({".cursor/rules/x.mdc": "---\nglobs:\n  - *.md\n  -\n  - docs/**\n---\nBody.\n"})
+    assert cursor_rules(rule_project)["x"].globs == ("*.md", "docs/**")
+    assert plugin_errors(rule_project, "cursor") == []
+
 
 # -- oh-my-pi's reading of a block strict YAML refuses (agents importer: _repaired, _yaml_value) --
 
@@ -163,3 +173,17 @@ def test_an_unclosed_comment_opening_a_later_line_hides_the_imports_after_it(rul
 def test_an_unclosed_comment_after_text_or_a_tab_is_text_and_the_imports_after_it_are_read(rule_project, line):
     text = f"# Rules\n{line} @x.md\n"
     assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == f"# Rules\n{line} X\n"
+
+
+def test_a_fence_written_inside_a_line_is_no_fence(rule_project):
+    text = "Wrap code in ``` fences.\nSee @x.md\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == "Wrap code in ``` fences.\nSee X\n"
+
+
+def test_a_second_comment_left_open_on_a_closing_line_is_kept_with_the_rest(rule_project):
+    text = "<!-- a --> <!-- b, never closed\nUse pnpm.\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text}) == " <!-- b, never closed\nUse pnpm.\n"
+
+
+def test_a_last_comment_without_a_final_newline_goes_with_its_trailing_blanks(rule_project):
+    assert claude_body(rule_project, {"CLAUDE.md": "Use pnpm.\n<!-- end -->  "}) == "Use pnpm.\n"
