@@ -75,6 +75,22 @@ def test_a_bare_dash_in_a_recovered_glob_list_is_an_empty_entry_and_adds_no_glob
     assert plugin_errors(rule_project, "cursor") == []
 
 
+def cursor_rule(project, front: str):
+    project.write({".cursor/rules/x.mdc": f"---\n{front}---\nBody.\n"})
+    assert plugin_errors(project, "cursor") == []
+    return cursor_rules(project)["x"]
+
+
+def test_a_recovered_glob_ending_in_a_class_is_one_glob_not_a_list(rule_project):
+    assert cursor_rule(rule_project, "globs: *.[ch]\n").globs == ("*.[ch]",)
+
+
+def test_an_empty_quoted_value_is_empty_and_a_lone_quote_is_text_when_recovered(rule_project):
+    rule = cursor_rule(rule_project, "description: Use when: editing SQL\nglobs: ''\nalwaysApply: false\n")
+    assert (rule.description, rule.globs, rule.load) == ("Use when: editing SQL", (), "on-demand")
+    assert cursor_rule(rule_project, "globs: *.sql\ndescription: '\n").description == "'"
+
+
 # -- oh-my-pi's reading of a block strict YAML refuses (agents importer: _repaired, _yaml_value) --
 
 agents_rules = partial(by_id, plugin="agents")
@@ -187,3 +203,8 @@ def test_a_second_comment_left_open_on_a_closing_line_is_kept_with_the_rest(rule
 
 def test_a_last_comment_without_a_final_newline_goes_with_its_trailing_blanks(rule_project):
     assert claude_body(rule_project, {"CLAUDE.md": "Use pnpm.\n<!-- end -->  "}) == "Use pnpm.\n"
+
+
+def test_an_unmatched_backtick_run_does_not_hide_the_code_span_after_it(rule_project):
+    text = "Type ``` then ` @x.md ` literally.\n"
+    assert claude_body(rule_project, {"CLAUDE.md": text, "x.md": "X\n"}) == text
