@@ -85,6 +85,16 @@ def test_a_recovered_glob_ending_in_a_class_is_one_glob_not_a_list(rule_project)
     assert cursor_rule(rule_project, "globs: *.[ch]\n").globs == ("*.[ch]",)
 
 
+def test_blank_and_comment_lines_in_a_recovered_block_are_skipped_not_the_end(rule_project):
+    rule = cursor_rule(rule_project, "description: C sources\n\n# unquoted, as Cursor reads it\nglobs: *.[ch]\n")
+    assert (rule.description, rule.globs) == ("C sources", ("*.[ch]",))
+
+
+def test_a_list_item_after_a_key_that_has_a_value_leaves_the_block_unread(rule_project):
+    rule_project.write({".cursor/rules/x.mdc": "---\nglobs: [*.ts]\n  - *.js\n---\nBody.\n"})
+    assert [e.kind for e in plugin_errors(rule_project, "cursor")] == ["yaml-syntax"]
+    assert cursor_rules(rule_project) == {}
+
 def test_an_empty_quoted_value_is_empty_and_a_lone_quote_is_text_when_recovered(rule_project):
     rule = cursor_rule(rule_project, "description: Use when: editing SQL\nglobs: ''\nalwaysApply: false\n")
     assert (rule.description, rule.globs, rule.load) == ("Use when: editing SQL", (), "on-demand")
