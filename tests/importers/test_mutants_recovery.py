@@ -145,6 +145,11 @@ def test_the_repair_quotes_only_plain_values_never_an_already_quoted_one(rule_pr
     assert (rule.description, [e.kind for e in errors]) == ("SQL: migrations", [])
 
 
+def test_a_key_without_a_space_after_its_colon_is_read_as_oh_my_pi_reads_it(rule_project):
+    rule, errors = agents_rule(rule_project, "globs:*.ts\n")
+    assert (rule.globs, errors) == (("*.ts",), [])
+
+
 # -- where a CLAUDE.md's imports are not read (_regions) --------------------------------------------
 
 claude_rules = partial(by_id, plugin="claude-md")
