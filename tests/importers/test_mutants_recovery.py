@@ -101,6 +101,21 @@ def test_an_empty_quoted_value_is_empty_and_a_lone_quote_is_text_when_recovered(
     assert cursor_rule(rule_project, "globs: *.sql\ndescription: '\n").description == "'"
 
 
+def test_a_bad_always_apply_does_not_hide_a_bad_globs_in_the_same_file(rule_project):
+    rule_project.write({".windsurf/rules/w.md": "---\nalwaysApply: maybe\nglobs: 42\n---\nBody.\n"})
+    assert [(e.kind, e.message) for e in plugin_errors(rule_project, "windsurf")] == [
+        ("invalid-value", "alwaysApply must be true or false, got 'maybe'; write alwaysApply: true or alwaysApply: false"),
+        ("invalid-value", 'globs must be a comma-separated string or a list of glob strings, got the number 42; '
+                          'write globs: "src/**/*.ts, docs/**" or one quoted pattern per list item')]
+
+
+def test_a_binary_instructions_file_is_a_read_failure_that_says_what_to_do(rule_project):
+    rule_project.write({".github/instructions/bin.instructions.md": "a\x00b\n"})
+    error = copilot_error(rule_project)
+    assert (error.kind, error.message) == (
+        "read-failure", "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text")
+
+
 # -- oh-my-pi's reading of a block strict YAML refuses (agents importer: _repaired, _yaml_value) --
 
 agents_rules = partial(by_id, plugin="agents")
