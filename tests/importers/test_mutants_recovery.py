@@ -3,10 +3,10 @@ regions imports skip (``rules_importers/_regions.py``), pinned where mutation te
 them unpinned (issue 32).
 
 What a user sees: the rules discovery makes of a damaged frontmatter block (Cursor,
-Windsurf, oh-my-pi's ``.agents``, skills), the ``yaml-syntax`` error and the quoted line it
-names as the fix (Copilot), and the body of a ``CLAUDE.md`` whose ``@path`` imports sit
-near code, fences and HTML comments. docs/mutation.md lists the mutants these kill and
-the ones left, explained.
+Windsurf, oh-my-pi's ``.agents``), the ``yaml-syntax`` error and the quoted line it names
+as the fix and the binary-file error (Copilot), and the body of a ``CLAUDE.md`` whose ``@path``
+imports sit near code, fences and HTML comments. docs/mutation.md lists the mutants these
+kill and the ones left, explained.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from rules_plugins.frontmatter import load_yaml
 
 from importer_helpers import by_id, git_init, plugin_errors, sole_error
 
-# -- the quoted line a yaml-syntax error names (with_quote_hint) ---------------------------------
+
+# -- Copilot's errors: the quoted line a yaml-syntax error names (with_quote_hint), a binary file --
 
 copilot_error = partial(sole_error, plugin="copilot")
 GENERIC = "check indentation and quote values containing ': ', '#', '*', '&', '[' or '{'"
@@ -64,7 +65,15 @@ def test_the_quoted_line_is_looked_for_in_the_frontmatter_block_only(rule_projec
     message = instructions(rule_project, block)
     assert message == f"invalid YAML at line 2, column 8: mapping values are not allowed in this context; {hint}"
 
-# -- Cursor's reading of a block strict YAML refuses (_text_value, _text_item) ---------------------
+
+def test_a_binary_instructions_file_is_a_read_failure_that_says_what_to_do(rule_project):
+    rule_project.write({".github/instructions/bin.instructions.md": "a\x00b\n"})
+    error = copilot_error(rule_project)
+    assert (error.kind, error.message) == (
+        "read-failure", "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text")
+
+
+# -- Cursor's and Windsurf's reading of a block strict YAML refuses (recover, _text_value, flag) --
 
 cursor_rules = partial(by_id, plugin="cursor")
 
@@ -95,6 +104,7 @@ def test_a_list_item_after_a_key_that_has_a_value_leaves_the_block_unread(rule_p
     assert [e.kind for e in plugin_errors(rule_project, "cursor")] == ["yaml-syntax"]
     assert cursor_rules(rule_project) == {}
 
+
 def test_an_empty_quoted_value_is_empty_and_a_lone_quote_is_text_when_recovered(rule_project):
     rule = cursor_rule(rule_project, "description: Use when: editing SQL\nglobs: ''\nalwaysApply: false\n")
     assert (rule.description, rule.globs, rule.load) == ("Use when: editing SQL", (), "on-demand")
@@ -104,16 +114,10 @@ def test_an_empty_quoted_value_is_empty_and_a_lone_quote_is_text_when_recovered(
 def test_a_bad_always_apply_does_not_hide_a_bad_globs_in_the_same_file(rule_project):
     rule_project.write({".windsurf/rules/w.md": "---\nalwaysApply: maybe\nglobs: 42\n---\nBody.\n"})
     assert [(e.kind, e.message) for e in plugin_errors(rule_project, "windsurf")] == [
-        ("invalid-value", "alwaysApply must be true or false, got 'maybe'; write alwaysApply: true or alwaysApply: false"),
+        ("invalid-value",
+         "alwaysApply must be true or false, got 'maybe'; write alwaysApply: true or alwaysApply: false"),
         ("invalid-value", 'globs must be a comma-separated string or a list of glob strings, got the number 42; '
                           'write globs: "src/**/*.ts, docs/**" or one quoted pattern per list item')]
-
-
-def test_a_binary_instructions_file_is_a_read_failure_that_says_what_to_do(rule_project):
-    rule_project.write({".github/instructions/bin.instructions.md": "a\x00b\n"})
-    error = copilot_error(rule_project)
-    assert (error.kind, error.message) == (
-        "read-failure", "the file contains NUL bytes, so it is binary, not markdown; delete it or save it as text")
 
 
 # -- oh-my-pi's reading of a block strict YAML refuses (agents importer: _repaired, _yaml_value) --
@@ -154,6 +158,7 @@ def test_a_value_quoted_by_the_repair_keeps_characters_outside_the_basic_plane(r
 def test_tab_indents_and_a_value_holding_colon_space_are_both_repaired(rule_project):
     rule, errors = agents_rule(rule_project, "description: Use when: editing SQL\nmetadata:\n\tteam: data\n")
     assert (rule.description, [e.kind for e in errors]) == ("Use when: editing SQL", [])
+
 
 def test_the_repair_quotes_only_plain_values_never_an_already_quoted_one(rule_project):
     rule, errors = agents_rule(rule_project, "description: 'SQL: migrations'\nmetadata:\n  when: Use when: editing\n")
