@@ -353,6 +353,15 @@ def test_the_guard_alone_refuses_more_expansions_than_its_work_budget() -> None:
     assert _glob_guard.check("{x," + "{a,b}" * 17) == (SLOW, True)
 
 
+def test_an_escaped_character_in_a_repeated_extglob_is_that_character() -> None:
+    """`\\.` and `.` are the same word, so `+(\\.|.)` splits `..` in two ways and is refused;
+    `\\.` and `-` are distinct, and the glob answers like picomatch."""
+    assert _refusal("+(\\.|.)") == ("'+(\\\\.|.)' can match a name in several ways (exponential time); "
+                                    "use distinct alternatives or one class like +([a-z0-9])")
+    distinct = compile_glob("+(\\.|-)")
+    assert [distinct.match(s) for s in (".-.", "-", "a")] == [True, True, False]  # picomatch 4.0.4, dot: true
+
+
 @given(pattern=st.text(alphabet=list("X()|\\[]{},@*?!+/a^:"), max_size=16))
 @settings(max_examples=2000, deadline=None, derandomize=True)
 def test_every_parenthesis_the_guard_reads_opens_an_extglob(pattern: str) -> None:

@@ -18,6 +18,10 @@ rm -rf "$dir"; mkdir -p "$dir"
 cd "$dir"
 {
     echo "[mutmut]"
+    # mutmut stops a mutant's tests on a wall clock of (their time in the stats run +
+    # constant) x multiplier; the stats time leaves out collection and fixtures, so with the
+    # default constant of 1 s a loaded machine reports survivors as timeouts (= kills).
+    echo "timeout_multiplier=2"; echo "timeout_constant=${MUTATION_TIMEOUT_CONSTANT:-30}"
     echo "source_paths="; for m in $modules; do echo "    $m"; done
     echo "pytest_add_cli_args_test_selection="; for t in $tests; do echo "    $t"; done
     echo "pytest_add_cli_args=-p"; echo "    no:cacheprovider"
