@@ -1,0 +1,132 @@
+"""Memory files (``rules_importers._memory``) and their ``@path`` imports
+(``rules_importers._includes``), pinned where mutation testing found them unpinned
+(issue 32).
+
+What a user sees: the rules and errors discovery makes of a project's ``CLAUDE.md``,
+``GEMINI.md`` and ``AGENTS.md`` (their bodies, ids, order, the text inlined when a pointed-to
+rule is not delivered), and what Claude Code is said to read itself. docs/mutation.md
+(``_memory.py``, ``_includes.py``) lists the mutants these kill and the ones left, explained.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rules_core.discovery.containment import Containment
+from rules_core.model import Facts
+
+from importer_helpers import discover
+
+AGENTS = "# AGENTS.md\n\nRun `pnpm test` before every commit.\n"
+POINTER = "(AGENTS.md reaches you as a rule of its own)"
+IMPORTED = ("Claude Code reads this file through the @import in CLAUDE.md; pi-rules leaves it out so it is not "
+            "sent twice")
+
+
+@pytest.fixture
+def project(rule_project):
+    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
+    return rule_project
+
+
+def rules(project, cwd: Path | None = None, **kwargs) -> dict:
+    return {r.id: r for r in discover(project, cwd, **kwargs).rules}
+
+
+def errors(project, cwd: Path | None = None) -> list[tuple[str, str, str]]:
+    return [(e.kind, e.plugin, e.message) for e in discover(project, cwd).errors]
+
+
+# -- where imports are not read ----------------------------------------------------------------
+
+
+def test_imports_inside_an_inline_comment_holding_code_stay_as_written(project):
+    # An inline comment (kept in the body) around a code span, and a code span opened
+    # inside a comment that runs on past it: one region each, nothing inside imported.
+    project.write({"CLAUDE.md": "See <!-- @a.md `x` @b.md --> then @c.md\nand <!-- `y --> @d.md ` @c.md\n",
+                   "a.md": "A\n", "b.md": "B\n", "c.md": "C\n", "d.md": "D\n"})
+    assert rules(project)["project/CLAUDE"].body == "See <!-- @a.md `x` @b.md --> then C\nand <!-- `y --> @d.md ` C\n"
+    assert errors(project) == []
+
+
+# -- what Claude Code reads through CLAUDE.md's imports (rules_hosts/claude_code/native.py) -----
+
+
+def claude_code(project) -> dict:
+    facts = Facts(cwd=str(project.cwd), max_tokens=20000, host="claude-code")
+    return {o.rule.id: (o.status, o.reasons) for o in project.engine().evaluate(facts).outcomes}
+
+
+def test_claude_code_reads_agents_md_through_an_import_after_code_and_with_a_fragment(project):
+    project.write({"AGENTS.md": AGENTS, "CLAUDE.md": "```\nnpm test\n```\nSee @AGENTS.md#setup first.\n"})
+    assert claude_code(project)["project/AGENTS"] == ("inactive", (IMPORTED,))
+
+
+def test_an_import_inside_an_html_comment_is_not_claude_code_reading_it(project):
+    project.write({"AGENTS.md": AGENTS, "CLAUDE.md": "<!-- @AGENTS.md -->\nOur own notes.\n"})
+    assert claude_code(project)["project/AGENTS"] == ("active", ())
+    project.write({"CLAUDE.md": "<!-- note -->\n@AGENTS.md\n"})  # positive control
+    assert claude_code(project)["project/AGENTS"] == ("inactive", (IMPORTED,))
+
+
+# -- which spellings are imports -----------------------------------------------------------
+
+
+def test_gemini_imports_paths_starting_with_a_letter_from_a_to_z_only(project):
+    project.write({"GEMINI.md": "@_notes.md @api.md @zoo.md @Zed.md\n",
+                   "_notes.md": "N\n", "api.md": "A\n", "zoo.md": "Z\n", "Zed.md": "E\n"})
+    assert rules(project)["project/GEMINI"].body == "@_notes.md A Z E\n"
+
+
+@pytest.mark.parametrize(("name", "import_"), [("CLAUDE.md", "@a.md"), ("GEMINI.md", "@./a.md")])
+def test_a_lone_at_slash_is_prose_and_costs_no_lookup(project, name, import_):
+    # 1,024 lookups are the limit: a "@/" looked up 1,024 times would leave no room for the import.
+    project.write({name: "@/ " * 1024 + import_ + "\n", "a.md": "A\n"})
+    (rule,) = (r for r in rules(project).values() if r.file.path == str(project.cwd / name))
+    assert rule.body == "@/ " * 1024 + "A\n"
+    assert errors(project) == []
+
+
+# -- a memory file pointing to another rule (expanded_memory_rule) --------------------------
+
+
+def test_a_binary_memory_files_imports_are_never_looked_up(project, monkeypatch):
+    looked_up: list[str] = []
+    real = Containment.resolve
+    monkeypatch.setattr(Containment, "resolve", lambda self, path: looked_up.append(path) or real(self, path))
+    project.write({"CLAUDE.md": "@a.md\n", "a.md": "A\n"})
+    assert rules(project)["project/CLAUDE"].body == "A\n"
+    assert str(project.cwd / "a.md") in looked_up  # positive control
+    looked_up.clear()
+    project.write({"CLAUDE.md": "@a.md\n\x00\n"})
+    assert rules(project) == {}
+    assert str(project.cwd / "a.md") not in looked_up
+
+
+def test_the_inlined_text_of_a_pointing_file_expands_fragments_and_keeps_errors_and_depends(project):
+    project.write({"AGENTS.md": AGENTS, "CLAUDE.md": "@AGENTS.md\n@docs/a.md#part\n@./missing.md\n",
+                   "docs/a.md": "Tabs.\n"})
+    engine = project.engine()
+    first = engine.discover(str(project.cwd), True)
+    claude = {r.id: r for r in first.rules}["project/CLAUDE"]
+    assert claude.body == f"{POINTER}\nTabs.\n@./missing.md\n"
+    assert claude.inlined == "# AGENTS.md\n\nRun `pnpm test` before every commit.\nTabs.\n@./missing.md\n"
+    assert [(e.kind, e.plugin, e.message) for e in first.errors] == [
+        ("invalid-value", "claude-md", "import @./missing.md: no such file missing.md; create it or correct the path")]
+    (project.cwd / "docs/a.md").write_text("Spaces, four of them.\n")
+    again = {r.id: r for r in engine.discover(str(project.cwd), True).rules}["project/CLAUDE"]
+    assert again.body == f"{POINTER}\nSpaces, four of them.\n@./missing.md\n"
+
+
+def test_working_in_home_the_inlined_text_reads_home_imports(rule_project, monkeypatch):
+    monkeypatch.setenv("HOME", str(rule_project.home))
+    home = rule_project.home
+    (home / "AGENTS.md").write_text(AGENTS)
+    (home / "notes.md").write_text("Short answers.\n")
+    (home / "CLAUDE.md").write_text("@AGENTS.md\n@~/notes.md\n")
+    claude = rules(rule_project, home)["home/CLAUDE"]
+    assert claude.body == "(~/AGENTS.md reaches you as a rule of its own)\nShort answers.\n"
+    assert claude.inlined == f"{AGENTS}Short answers.\n"
