@@ -130,3 +130,79 @@ def test_working_in_home_the_inlined_text_reads_home_imports(rule_project, monke
     claude = rules(rule_project, home)["home/CLAUDE"]
     assert claude.body == "(~/AGENTS.md reaches you as a rule of its own)\nShort answers.\n"
     assert claude.inlined == f"{AGENTS}Short answers.\n"
+
+
+# -- the rule of a memory file (memory_rule) ------------------------------------------------
+
+
+def test_a_memory_files_description_is_its_first_heading_without_a_closing_run(project):
+    project.write({"CLAUDE.md": "# Build notes ##\n\nText.\n", "GEMINI.md": "Plain text.\n"})
+    found = rules(project)
+    assert found["project/CLAUDE"].description == "Build notes"
+    assert found["project/GEMINI"].description == "GEMINI.md (gemini-md)"
+
+
+def test_a_binary_memory_files_read_failure_names_its_importer(project):
+    project.write({"CLAUDE.md": "# Title\n\x00\n", "GEMINI.md": "# Title\n\x00\n"})
+    assert sorted((e.kind, e.plugin) for e in discover(project).errors) == [
+        ("read-failure", "claude-md"), ("read-failure", "gemini-md")]
+
+
+# -- files that change between the check and the read (_Run._read) ------------------------
+
+
+def swapping_after_resolve(monkeypatch, name: str, swap) -> None:
+    """Run ``swap(path)`` right after containment resolved the import ``name``: the race
+    between the check and the read, made deterministic."""
+    real = Containment.resolve
+
+    def resolve(self, path):
+        found = real(self, path)
+        if path.endswith(name):
+            swap(Path(path))
+        return found
+
+    monkeypatch.setattr(Containment, "resolve", resolve)
+
+
+def test_an_import_replaced_by_a_link_after_the_check_is_not_followed(project, tmp_path, monkeypatch):
+    (tmp_path / "secret.md").write_text("outside secret\n")
+    project.write({"CLAUDE.md": "@a.md\n", "a.md": "A\n"})
+
+    def to_link(path: Path) -> None:
+        path.unlink()
+        path.symlink_to(tmp_path / "secret.md")
+
+    swapping_after_resolve(monkeypatch, "a.md", to_link)
+    found = discover(project)
+    body = {r.id: r.body for r in found.rules}["project/CLAUDE"]
+    assert "outside secret" not in body and body == "@a.md\n"
+    assert [(e.kind, e.message.split(": ")[0]) for e in found.errors] == [("invalid-value", "import @a.md")]
+
+
+def test_an_import_deleted_after_the_check_is_said_to_be_missing(project, monkeypatch):
+    project.write({"CLAUDE.md": "@gone.md\n", "gone.md": "G\n"})
+    swapping_after_resolve(monkeypatch, "gone.md", Path.unlink)
+    found = discover(project)
+    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "@gone.md\n"
+    assert [e.message for e in found.errors] == ["import @gone.md: no such file gone.md; create it or correct the path"]
+
+
+# -- how messages show a path (_Run._shown) -------------------------------------------------
+
+
+def test_an_import_of_the_project_folder_itself_names_it_dot(project):
+    project.write({"CLAUDE.md": "@./\n"})
+    assert [e.message for e in discover(project).errors] == [
+        "import @./: . is a folder, not a file; import a file inside it"]
+
+
+@pytest.mark.parametrize("folder", ["notes X", "notes "])
+def test_paths_in_messages_are_relative_whatever_the_project_folders_last_character(rule_project, tmp_path, folder):
+    repo = tmp_path / folder
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "CLAUDE.md").write_text("@docs/missing.md\n")
+    found = rule_project.engine().discover(str(repo), True)
+    assert [e.message for e in found.errors] == [
+        "import @docs/missing.md: no such file docs/missing.md; create it or correct the path"]
