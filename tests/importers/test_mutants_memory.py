@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from rules_core.discovery.containment import Containment
+from rules_core.discovery.reading import MAX_RULE_BYTES
 from rules_core.model import Facts
 
 from importer_helpers import discover
@@ -206,3 +207,33 @@ def test_paths_in_messages_are_relative_whatever_the_project_folders_last_charac
     found = rule_project.engine().discover(str(repo), True)
     assert [e.message for e in found.errors] == [
         "import @docs/missing.md: no such file docs/missing.md; create it or correct the path"]
+
+
+# -- the limits are exact (_Run._import) ----------------------------------------------------
+
+
+def test_the_1024th_lookup_is_made_and_the_next_import_is_not_looked_up(project):
+    # A bare name that is no file is looked up, then left as prose (unreported).
+    project.write({"CLAUDE.md": "@nothere " * 1023 + "@a.md @b.md\n", "a.md": "A\n", "b.md": "B\n"})
+    found = discover(project)
+    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "@nothere " * 1023 + "A @b.md\n"
+    assert [e.message for e in found.errors] == [
+        "import @b.md: not read — this file's imports, nested ones included, pass the limit (256 files inserted, "
+        "1024 looked up); import fewer files"]
+
+
+def test_the_256th_file_is_inserted_and_the_next_is_not(project):
+    project.write({"CLAUDE.md": "@a.md " * 256 + "@b.md\n", "a.md": "A\n", "b.md": "B\n"})
+    found = discover(project)
+    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "A " * 256 + "@b.md\n"
+    assert [e.message for e in found.errors] == [
+        "import @b.md: not read — this file's imports, nested ones included, pass the limit (256 files inserted, "
+        "1024 looked up); import fewer files"]
+
+
+def test_an_import_filling_the_rule_size_exactly_is_read(project):
+    text = "@a.md\n"
+    project.write({"CLAUDE.md": text, "a.md": "x" * (MAX_RULE_BYTES - len(text) - 1) + "\n"})
+    found = discover(project)
+    assert {r.id: len(r.body) for r in found.rules}["project/CLAUDE"] == MAX_RULE_BYTES - len(text)
+    assert found.errors == ()
