@@ -10,6 +10,7 @@ rule is not delivered), and what Claude Code is said to read itself. docs/mutati
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -237,3 +238,50 @@ def test_an_import_filling_the_rule_size_exactly_is_read(project):
     found = discover(project)
     assert {r.id: len(r.body) for r in found.rules}["project/CLAUDE"] == MAX_RULE_BYTES - len(text)
     assert found.errors == ()
+
+
+# -- what is at a memory file's name (_folder_files, global_memory) --------------------------
+
+NOT_PLAIN = "not a regular file (FIFO, socket or device); memory files must be plain files"
+
+
+def test_a_fifo_first_in_its_group_is_a_read_failure_and_the_later_names_are_not_read(project):
+    project.write({"AGENTS.md": AGENTS, "GEMINI.md": "G\n"})
+    os.mkfifo(project.cwd / "AGENTS.override.md")
+    found = discover(project)
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [
+        ("read-failure", str(project.cwd / "AGENTS.override.md"), NOT_PLAIN, "agents-md")]
+    assert sorted(found_rules_of(found)) == ["project/GEMINI"]
+
+
+def test_a_broken_link_first_in_its_group_is_a_read_failure_and_the_later_names_are_not_read(project):
+    project.write({"AGENTS.md": AGENTS})
+    os.symlink("nowhere.md", project.cwd / "AGENTS.override.md")
+    found = discover(project)
+    assert [(e.kind, e.path, e.plugin) for e in found.errors] == [
+        ("read-failure", str(project.cwd / "AGENTS.override.md"), "agents-md")]
+    assert found_rules_of(found) == []
+
+
+def test_a_folder_named_like_a_memory_file_is_passed_over(project):
+    project.write({"AGENTS.override.md/x.txt": "x", "AGENTS.md": AGENTS})
+    found = discover(project)
+    assert (found_rules_of(found), found.errors) == (["project/AGENTS"], ())
+
+
+def found_rules_of(found) -> list[str]:
+    return [r.id for r in found.rules]
+
+
+@pytest.mark.parametrize(("relative", "plugin"), [(".claude/CLAUDE.md", "claude-md"), (".gemini/GEMINI.md", "gemini-md")])
+def test_a_user_memory_file_that_is_a_folder_or_a_fifo_is_said_to_be_no_plain_file(rule_project, relative, plugin):
+    path = rule_project.home / relative
+    path.mkdir(parents=True)
+    want = [("read-failure", str(path), f"is not a plain file; {plugin} reads {relative} as one rule", plugin)]
+    assert [(e.kind, e.path, e.message, e.plugin) for e in discover(rule_project).errors] == want
+    path.rmdir()
+    os.mkfifo(path)
+    assert [(e.kind, e.path, e.message, e.plugin) for e in discover(rule_project).errors] == want
+    path.unlink()
+    os.symlink("nowhere.md", path)
+    assert [(e.kind, e.path, e.plugin) for e in discover(rule_project).errors] == [("read-failure", str(path), plugin)]
