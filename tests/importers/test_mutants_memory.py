@@ -285,3 +285,20 @@ def test_a_user_memory_file_that_is_a_folder_or_a_fifo_is_said_to_be_no_plain_fi
     path.unlink()
     os.symlink("nowhere.md", path)
     assert [(e.kind, e.path, e.plugin) for e in discover(rule_project).errors] == [("read-failure", str(path), plugin)]
+
+
+# -- what a token is (_tokens) --------------------------------------------------------------
+
+
+def test_a_bare_fragment_is_prose_and_only_the_first_hash_starts_a_fragment(project):
+    project.write({"CLAUDE.md": "See @#setup and @a.md#y#z\n", "a.md": "A\n"})
+    found = discover(project)
+    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "See @#setup and A\n"
+    assert found.errors == ()
+
+
+def test_a_kiro_reference_of_only_spaces_is_left_as_written(project):
+    project.write({".kiro/steering/api.md": "#[[file:   ]] #[[file: a.md ]]\n", "a.md": "A\n"})
+    found = discover(project)
+    assert [r.body for r in found.rules if r.file.plugin == "kiro"] == ["#[[file:   ]] A\n"]
+    assert found.errors == ()
