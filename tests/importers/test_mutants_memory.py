@@ -302,3 +302,27 @@ def test_a_kiro_reference_of_only_spaces_is_left_as_written(project):
     found = discover(project)
     assert [r.body for r in found.rules if r.file.plugin == "kiro"] == ["#[[file:   ]] A\n"]
     assert found.errors == ()
+
+
+def test_gemini_and_kiro_read_imports_inside_html_comments(project):
+    # Only Claude Code hides HTML comments; Gemini CLI and Kiro keep them, imports and all.
+    project.write({"GEMINI.md": "<!-- @./a.md -->\n", ".kiro/steering/api.md": "<!-- #[[file:a.md]] -->\n",
+                   "CLAUDE.md": "Intro <!-- @a.md --> end\n", "a.md": "A\n"})
+    found = discover(project)
+    bodies = {r.file.plugin: r.body for r in found.rules}
+    assert bodies == {"gemini-md": "<!-- A -->\n", "kiro": "<!-- A -->\n", "claude-md": "Intro <!-- @a.md --> end\n"}
+
+
+def test_an_imported_file_without_a_final_newline_is_inserted_whole(project):
+    project.write({"CLAUDE.md": "See @a.md.\n", "a.md": "Alpha"})
+    assert rules(project)["project/CLAUDE"].body == "See Alpha.\n"
+
+
+def test_an_import_grown_past_the_budget_after_the_check_is_not_inserted(project, monkeypatch):
+    project.write({"CLAUDE.md": "@big.md\n", "big.md": "small\n"})
+    swapping_after_resolve(monkeypatch, "big.md", lambda path: path.write_text("x" * MAX_RULE_BYTES))
+    found = discover(project)
+    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "@big.md\n"
+    assert [e.message for e in found.errors] == [
+        f"import @big.md: not read — the expanded text would pass {MAX_RULE_BYTES} bytes, the limit for one rule; "
+        "import smaller or fewer files"]
