@@ -326,3 +326,18 @@ def test_an_import_grown_past_the_budget_after_the_check_is_not_inserted(project
     assert [e.message for e in found.errors] == [
         f"import @big.md: not read — the expanded text would pass {MAX_RULE_BYTES} bytes, the limit for one rule; "
         "import smaller or fewer files"]
+
+
+def test_kiro_references_are_relative_to_the_workspace_below_the_git_root(project):
+    project.write({"app/.kiro/steering/api.md": "#[[file:api.yaml]]\n", "app/api.yaml": "openapi: 3.1.0\n",
+                   "api.yaml": "wrong\n"})
+    found = discover(project, project.cwd / "app")
+    assert [r.body for r in found.rules if r.file.plugin == "kiro"] == ["openapi: 3.1.0\n"]
+
+
+def test_outside_a_git_repository_messages_name_the_project_directory(rule_project, tmp_path):
+    (tmp_path / "out.md").write_text("outside\n")
+    rule_project.write({"CLAUDE.md": "@../out.md\n"})
+    assert [e.message for e in discover(rule_project).errors] == [
+        f"import @../out.md: {tmp_path / 'out.md'} is outside the project directory {rule_project.cwd}; not read — "
+        "move the file inside it"]
