@@ -341,3 +341,17 @@ def test_outside_a_git_repository_messages_name_the_project_directory(rule_proje
     assert [e.message for e in discover(rule_project).errors] == [
         f"import @../out.md: {tmp_path / 'out.md'} is outside the project directory {rule_project.cwd}; not read — "
         "move the file inside it"]
+
+
+def test_gemini_reads_backslashes_and_hashes_as_part_of_the_path(project):
+    project.write({"GEMINI.md": "@./a\\b.md and @./notes#1.md\n", "a\\b.md": "AB\n", "notes#1.md": "N1\n"})
+    found = discover(project)
+    assert {r.id: r.body for r in found.rules}["project/GEMINI"] == "AB and N1\n"
+    assert found.errors == ()
+
+
+def test_a_parent_path_without_an_extension_is_plainly_a_path_and_reported(project):
+    project.write({"CLAUDE.md": "@../notes\n"})
+    assert [e.message for e in discover(project).errors] == [
+        f"import @../notes: {project.cwd.parent / 'notes'} is outside the git root {project.cwd}; not read — "
+        "move the file inside it"]
