@@ -355,3 +355,25 @@ def test_a_parent_path_without_an_extension_is_plainly_a_path_and_reported(proje
     assert [e.message for e in discover(project).errors] == [
         f"import @../notes: {project.cwd.parent / 'notes'} is outside the git root {project.cwd}; not read — "
         "move the file inside it"]
+
+
+def test_a_name_ending_in_an_escaped_space_has_no_extension_so_it_is_prose(project):
+    project.write({"CLAUDE.md": "@gone.md\\ \n"})
+    found = discover(project)
+    assert ({r.id: r.body for r in found.rules}["project/CLAUDE"], found.errors) == ("@gone.md\\ \n", ())
+
+
+def test_working_in_home_a_missing_home_import_is_reported(rule_project, monkeypatch):
+    monkeypatch.setenv("HOME", str(rule_project.home))
+    (rule_project.home / "CLAUDE.md").write_text("@~/notes\n")
+    assert [e.message for e in discover(rule_project, rule_project.home).errors] == [
+        "import @~/notes: no such file ~/notes; create it or correct the path"]
+
+
+def test_a_user_memory_file_importing_from_outside_home_names_your_home_folder(rule_project, tmp_path):
+    (tmp_path / "out.md").write_text("outside\n")
+    (rule_project.home / ".claude").mkdir()
+    (rule_project.home / ".claude/CLAUDE.md").write_text("@../../out.md\n")
+    assert [e.message for e in discover(rule_project).errors] == [
+        f"import @../../out.md: {tmp_path / 'out.md'} is outside your home folder {rule_project.home}; not read — "
+        "move the file inside it"]
