@@ -377,3 +377,34 @@ def test_a_user_memory_file_importing_from_outside_home_names_your_home_folder(r
     assert [e.message for e in discover(rule_project).errors] == [
         f"import @../../out.md: {tmp_path / 'out.md'} is outside your home folder {rule_project.home}; not read — "
         "move the file inside it"]
+
+
+# -- the budget and the chain of one expansion (_Run.result) --------------------------------
+
+
+def test_imports_fill_the_rule_size_to_the_byte_and_no_further(project):
+    text = "@a.md @b.md\n"
+    project.write({"CLAUDE.md": text, "a.md": "x" * (MAX_RULE_BYTES - len(text)), "b.md": "y"})
+    found = discover(project)
+    body = {r.id: r.body for r in found.rules}["project/CLAUDE"]
+    assert (len(body), body.endswith("x @b.md\n")) == (MAX_RULE_BYTES - len("@a.md"), True)
+    assert [e.message.split(" — ")[0] for e in found.errors] == ["import @b.md: not read"]
+
+
+def test_a_memory_file_of_the_full_rule_size_imports_nothing_more(project):
+    text = "@b.md\n"
+    project.write({"CLAUDE.md": text + "z" * (MAX_RULE_BYTES - len(text)), "b.md": "y"})
+    found = discover(project)
+    assert {r.id: r.body[:6] for r in found.rules}["project/CLAUDE"] == "@b.md\n"
+    assert [e.message.split(" — ")[0] for e in found.errors] == ["import @b.md: not read"]
+
+
+def test_a_memory_file_that_is_a_link_is_on_its_own_import_chain(project):
+    project.write({"notes/main.md": "See @notes/main.md\n"})
+    os.symlink("notes/main.md", project.cwd / "CLAUDE.md")
+    found = discover(project)
+    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "See @notes/main.md\n"
+    assert [e.message for e in found.errors] == [
+        "import @notes/main.md: notes/main.md is already being imported (a cycle); not expanded again — remove one "
+        "of the imports"]
+
