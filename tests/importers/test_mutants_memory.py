@@ -408,3 +408,26 @@ def test_a_memory_file_that_is_a_link_is_on_its_own_import_chain(project):
         "import @notes/main.md: notes/main.md is already being imported (a cycle); not expanded again — remove one "
         "of the imports"]
 
+
+
+# -- a memory file that is a link inside the project (_contained_kind) ----------------------
+
+
+def test_a_link_to_a_folder_is_passed_over_and_a_link_to_a_fifo_is_no_plain_file(project):
+    project.write({"AGENTS.md": AGENTS, "docs/x.txt": "x"})
+    os.symlink("docs", project.cwd / "AGENTS.override.md")
+    os.mkfifo(project.cwd / "pipe")
+    os.symlink("pipe", project.cwd / "CLAUDE.md")
+    found = discover(project)
+    assert found_rules_of(found) == ["project/AGENTS"]
+    assert [(e.kind, e.path, e.message, e.plugin) for e in found.errors] == [
+        ("read-failure", str(project.cwd / "CLAUDE.md"), NOT_PLAIN, "claude-md")]
+
+
+def test_ids_name_a_project_folder_whatever_its_name_ends_with(rule_project, tmp_path):
+    repo = tmp_path / "XX"
+    (repo / "pkg").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "AGENTS.md").write_text(AGENTS)
+    (repo / "pkg/AGENTS.md").write_text(AGENTS)
+    assert [r.id for r in rule_project.engine().discover(str(repo), True).rules] == ["XX/AGENTS", "XX/pkg/AGENTS"]
