@@ -431,3 +431,12 @@ def test_ids_name_a_project_folder_whatever_its_name_ends_with(rule_project, tmp
     (repo / "AGENTS.md").write_text(AGENTS)
     (repo / "pkg/AGENTS.md").write_text(AGENTS)
     assert [r.id for r in rule_project.engine().discover(str(repo), True).rules] == ["XX/AGENTS", "XX/pkg/AGENTS"]
+
+
+def test_a_home_import_never_names_a_project_folder_called_tilde(project):
+    # "@~/AGENTS.md" is the user's home file to Claude Code, not ./~/AGENTS.md.
+    project.write({"CLAUDE.md": "@~/AGENTS.md\n", "~/AGENTS.md": AGENTS})
+    rule_id = next(r.id for r in rules(project).values() if r.file.path == str(project.cwd / "~/AGENTS.md"))
+    assert IMPORTED not in claude_code(project)[rule_id][1]
+    project.write({"CLAUDE.md": "@./~/AGENTS.md\n"})  # positive control
+    assert claude_code(project)[rule_id][1] == (IMPORTED,)
