@@ -440,3 +440,14 @@ def test_a_home_import_never_names_a_project_folder_called_tilde(project):
     assert IMPORTED not in claude_code(project)[rule_id][1]
     project.write({"CLAUDE.md": "@./~/AGENTS.md\n"})  # positive control
     assert claude_code(project)[rule_id][1] == (IMPORTED,)
+
+
+# -- where memory files are read from (memory_sources, _walked, _folder_files) --------------
+
+
+def test_from_a_package_imports_are_read_anywhere_inside_the_git_root(project):
+    project.write({"CLAUDE.md": "@docs/style.md\n", "docs/style.md": "Tabs.\n",
+                   "pkg/CLAUDE.md": "@../docs/style.md\n", "pkg/x.ts": ""})
+    found = discover(project, project.cwd / "pkg")
+    assert {r.id: r.body for r in found.rules} == {"project/CLAUDE": "Tabs.\n", "project/pkg/CLAUDE": "Tabs.\n"}
+    assert found.errors == ()
