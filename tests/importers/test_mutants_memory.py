@@ -451,3 +451,19 @@ def test_from_a_package_imports_are_read_anywhere_inside_the_git_root(project):
     found = discover(project, project.cwd / "pkg")
     assert {r.id: r.body for r in found.rules} == {"project/CLAUDE": "Tabs.\n", "project/pkg/CLAUDE": "Tabs.\n"}
     assert found.errors == ()
+
+
+def test_outside_a_git_repository_a_link_leading_out_names_the_project_directory(rule_project, tmp_path):
+    (tmp_path / "secret.md").write_text("outside secret\n")
+    rule_project.write({"CLAUDE.md": "@link.md\n"})
+    os.symlink(tmp_path / "secret.md", rule_project.cwd / "link.md")
+    (message,) = [e.message for e in discover(rule_project).errors]
+    assert message.startswith(f"import @link.md: symbolic link {rule_project.cwd}/link.md -> {tmp_path / 'secret.md'} "
+                              f"leads outside the project directory {rule_project.cwd}; not read")
+
+
+def test_every_memory_file_is_budgeted_in_the_memory_pool(project):
+    project.write({"AGENTS.md": AGENTS, "CLAUDE.md": "# C\n", "GEMINI.md": "# G\n", "pkg/AGENTS.md": AGENTS})
+    assert {r.id: r.pool.name for r in rules(project).values()} == {
+        "project/AGENTS": "memory", "project/CLAUDE": "memory", "project/GEMINI": "memory",
+        "project/pkg/AGENTS": "memory"}
