@@ -467,3 +467,17 @@ def test_every_memory_file_is_budgeted_in_the_memory_pool(project):
     assert {r.id: r.pool.name for r in rules(project).values()} == {
         "project/AGENTS": "memory", "project/CLAUDE": "memory", "project/GEMINI": "memory",
         "project/pkg/AGENTS": "memory"}
+
+
+def test_reference_paths_are_relative_to_the_git_root_from_a_package_and_to_cwd_without_git(rule_project):
+    rule_project.write({"AGENTS.md": AGENTS, "pkg/AGENTS.md": AGENTS, "pkg/sub/AGENTS.md": AGENTS})
+    assert {r.id: (r.file.relative_path, r.file.rules_root) for r in rules(rule_project).values()} == {
+        "project/AGENTS": ("AGENTS.md", str(rule_project.cwd)),
+        "project/pkg/AGENTS": ("pkg/AGENTS.md", str(rule_project.cwd)),
+        "project/pkg/sub/AGENTS": ("pkg/sub/AGENTS.md", str(rule_project.cwd))}
+    subprocess.run(["git", "init", "-q", str(rule_project.cwd)], check=True)
+    pkg = rule_project.cwd / "pkg"
+    assert {r.id: (r.file.relative_path, r.file.rules_root) for r in rules(rule_project, pkg).values()} == {
+        "project/AGENTS": ("AGENTS.md", str(rule_project.cwd)),
+        "project/pkg/AGENTS": ("pkg/AGENTS.md", str(rule_project.cwd)),
+        "project/pkg/sub/AGENTS": ("pkg/sub/AGENTS.md", str(rule_project.cwd))}
