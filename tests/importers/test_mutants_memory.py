@@ -481,3 +481,9 @@ def test_reference_paths_are_relative_to_the_git_root_from_a_package_and_to_cwd_
         "project/AGENTS": ("AGENTS.md", str(rule_project.cwd)),
         "project/pkg/AGENTS": ("pkg/AGENTS.md", str(rule_project.cwd)),
         "project/pkg/sub/AGENTS": ("pkg/sub/AGENTS.md", str(rule_project.cwd))}
+
+
+def test_in_one_folder_memory_files_come_in_importer_order_not_name_order(project):
+    # claude-md ranks before gemini-md, though CLAUDE.local.md is the third of its folder's names.
+    project.write({"CLAUDE.local.md": "# Mine\n", "GEMINI.md": "# G\n", ".cursor/rules/a.mdc": "---\nalwaysApply: true\n---\nA\n"})
+    assert list(rules(project)) == ["a", "project/CLAUDE.local", "project/GEMINI"]
