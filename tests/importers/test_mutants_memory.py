@@ -487,3 +487,13 @@ def test_in_one_folder_memory_files_come_in_importer_order_not_name_order(projec
     # claude-md ranks before gemini-md, though CLAUDE.local.md is the third of its folder's names.
     project.write({"CLAUDE.local.md": "# Mine\n", "GEMINI.md": "# G\n", ".cursor/rules/a.mdc": "---\nalwaysApply: true\n---\nA\n"})
     assert list(rules(project)) == ["a", "project/CLAUDE.local", "project/GEMINI"]
+
+
+def test_a_memory_file_linking_to_a_folder_outside_the_project_is_refused_not_passed_over(project, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", project.cwd / "AGENTS.md")
+    found = discover(project)
+    assert found_rules_of(found) == []
+    (error,) = found.errors
+    assert (error.kind, error.path, error.plugin) == ("read-failure", str(project.cwd / "AGENTS.md"), "agents-md")
+    assert "leads outside the git root" in error.message
