@@ -497,3 +497,14 @@ def test_a_memory_file_linking_to_a_folder_outside_the_project_is_refused_not_pa
     (error,) = found.errors
     assert (error.kind, error.path, error.plugin) == ("read-failure", str(project.cwd / "AGENTS.md"), "agents-md")
     assert "leads outside the git root" in error.message
+
+
+def test_user_memory_files_come_after_other_user_rules_in_importer_order(rule_project):
+    (rule_project.home / ".augment/rules").mkdir(parents=True)
+    (rule_project.home / ".augment/rules/style.md").write_text("---\ntype: always_apply\n---\nA.\n")
+    (rule_project.home / ".claude").mkdir()
+    (rule_project.home / ".claude/CLAUDE.md").write_text("# C\n")
+    (rule_project.home / ".gemini").mkdir()
+    (rule_project.home / ".gemini/GEMINI.md").write_text("# G\n")
+    found = discover(rule_project)
+    assert (found_rules_of(found), found.errors) == (["style", "~/.claude/CLAUDE", "~/.gemini/GEMINI"], ())
