@@ -508,3 +508,10 @@ def test_user_memory_files_come_after_other_user_rules_in_importer_order(rule_pr
     (rule_project.home / ".gemini/GEMINI.md").write_text("# G\n")
     found = discover(rule_project)
     assert (found_rules_of(found), found.errors) == (["style", "~/.claude/CLAUDE", "~/.gemini/GEMINI"], ())
+
+
+def test_a_user_memory_file_without_a_heading_is_described_by_its_name(rule_project):
+    (rule_project.home / ".claude").mkdir()
+    (rule_project.home / ".claude/CLAUDE.md").write_text("Short answers.\n")
+    rule = rules(rule_project)["~/.claude/CLAUDE"]
+    assert (rule.description, rule.file.relative_path) == ("CLAUDE.md (claude-md)", "CLAUDE.md")
