@@ -213,23 +213,19 @@ def test_paths_in_messages_are_relative_whatever_the_project_folders_last_charac
 # -- the limits are exact (_Run._import) ----------------------------------------------------
 
 
-def test_the_1024th_lookup_is_made_and_the_next_import_is_not_looked_up(project):
-    # A bare name that is no file is looked up, then left as prose (unreported).
-    project.write({"CLAUDE.md": "@nothere " * 1023 + "@a.md @b.md\n", "a.md": "A\n", "b.md": "B\n"})
-    found = discover(project)
-    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "@nothere " * 1023 + "A @b.md\n"
-    assert [e.message for e in found.errors] == [
-        "import @b.md: not read — this file's imports, nested ones included, pass the limit (256 files inserted, "
-        "1024 looked up); import fewer files"]
+LIMIT = ("import @b.md: not read — this file's imports, nested ones included, pass the limit (256 files inserted, "
+         "1024 looked up); import fewer files")
 
 
-def test_the_256th_file_is_inserted_and_the_next_is_not(project):
-    project.write({"CLAUDE.md": "@a.md " * 256 + "@b.md\n", "a.md": "A\n", "b.md": "B\n"})
+# A bare name that is no file is looked up, then left as prose (unreported): 1,023 of them and
+# @a.md make the 1,024th lookup; 256 @a.md make the 256th file inserted. Then @b.md is not read.
+@pytest.mark.parametrize(("text", "body"), [("@nothere " * 1023 + "@a.md @b.md\n", "@nothere " * 1023 + "A @b.md\n"),
+                                            ("@a.md " * 256 + "@b.md\n", "A " * 256 + "@b.md\n")])
+def test_the_last_lookup_and_file_the_limits_allow_are_made_and_the_next_import_is_not(project, text, body):
+    project.write({"CLAUDE.md": text, "a.md": "A\n", "b.md": "B\n"})
     found = discover(project)
-    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == "A " * 256 + "@b.md\n"
-    assert [e.message for e in found.errors] == [
-        "import @b.md: not read — this file's imports, nested ones included, pass the limit (256 files inserted, "
-        "1024 looked up); import fewer files"]
+    assert {r.id: r.body for r in found.rules}["project/CLAUDE"] == body
+    assert [e.message for e in found.errors] == [LIMIT]
 
 
 def test_an_import_filling_the_rule_size_exactly_is_read(project):
