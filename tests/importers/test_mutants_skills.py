@@ -1,0 +1,177 @@
+"""The ``skills`` importer pinned where mutation testing found it unpinned (issue 32).
+
+What a user sees, through the CLI run in process on a real tree: ``report --json`` (each
+skill's description, status and reasons, the errors), ``check --json`` (each warning and
+where it points) and ``read``. docs/mutation.md ("Skills") lists the mutants these kill
+and the ones left, explained.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rules_hosts.cli import main
+
+# A line no YAML reader accepts (an unclosed quote), so a skill holding it is read by the
+# last, loose reading of top-level ``key: value`` lines (_skills_read._loose), as skill
+# clients that split on the first colon read it.
+BROKEN = 'compatibility: "node 20\n'
+
+
+class Project:
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        self.cwd, self.home = root / "proj", root / "home"
+        self.cwd.mkdir()
+        self.home.mkdir()
+        subprocess.run(["git", "init", "-q", str(self.cwd)], check=True)
+        monkeypatch.setenv("HOME", str(self.home))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(self.home / ".cache"))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(self.home / ".config"))
+        monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
+        self._capsys = capsys
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.home / relative[2:] if relative.startswith("~/") else self.cwd / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def skill(self, folder: str, frontmatter: str, body: str = "Body.\n") -> Path:
+        return self.write(f"{folder}/SKILL.md", f"---\n{frontmatter}---\n{body}")
+
+    def run(self, *args: str) -> tuple[int, str]:
+        code = main(["--cwd", str(self.cwd), *args])
+        return code, self._capsys.readouterr().out
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args, "--json")[1])
+
+    def rules(self, *args: str) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in self.json("report", *args)["rules"]}
+
+    def warnings(self) -> list[tuple[str, str, str, int | None, int | None]]:
+        found = [(Path(w["path"]).parent.name, w["code"], w["message"], w.get("line"), w.get("column"))
+                 for w in self.json("check")["warnings"] if w["code"].startswith("skill-")]
+        return sorted(found, key=lambda w: w[:3])
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Project:
+    return Project(tmp_path, monkeypatch, capsys)
+
+
+# -- the loose reading (_skills_read._loose) ---------------------------------------------------
+
+def test_the_loose_reading_folds_indented_lines_and_skips_comments(project: Project) -> None:
+    project.skill(".agents/skills/folded", "description: Use this\n  when: asked,\n\tand more\n  # a note\n"
+                  "\n# a comment\nname: folded\n" + BROKEN)
+    report = project.json("report")
+    assert report["errors"] == []
+    rule = next(r for r in report["rules"] if r["id"] == "folded")
+    assert (rule["description"], rule["status"]) == ("Use this when: asked, and more", "on-demand")
+    # It has frontmatter, and its name (read after the comments) is its folder's: no warning.
+    assert project.warnings() == []
+
+
+@pytest.mark.parametrize("style", [">", "|", ">-", "|-"])
+def test_the_loose_reading_takes_a_block_value_from_the_lines_below(project: Project, style: str) -> None:
+    project.skill(".agents/skills/block", f"name: block\ndescription: {style}\n  Folded: text\n" + BROKEN)
+    assert project.rules()["block"]["description"] == "Folded: text"
+
+
+def test_the_loose_reading_strips_matching_quotes_only(project: Project) -> None:
+    project.skill(".agents/skills/single", "name: 'single'\ndescription: 'Quoted: yes'\n" + BROKEN)
+    project.skill(".agents/skills/double", 'name: "double"\ndescription: "Twice: quoted"\n' + BROKEN)
+    project.skill(".agents/skills/half", 'name: half\ndescription: "half: open\n' + BROKEN)
+    project.skill(".agents/skills/empty", 'name: empty\ndescription: ""\n' + BROKEN, "# From the heading\n\nB.\n")
+    project.skill(".agents/skills/exes", "name: exes\ndescription: X marks the spot X\n" + BROKEN)
+    rules = project.rules()
+    assert {name: rules[name]["description"] for name in ("single", "double", "half", "empty", "exes")} == {
+        "single": "Quoted: yes", "double": "Twice: quoted", "half": '"half: open',
+        "empty": "From the heading", "exes": "X marks the spot X"}
+    assert [w for w in project.warnings() if w[0] in ("single", "double")] == []  # names equal their folders
+
+
+def test_the_loose_reading_makes_true_and_false_booleans(project: Project) -> None:
+    project.skill(".agents/skills/hidden", "name: hidden\ndescription: d\ndisable-model-invocation: true\n" + BROKEN)
+    project.skill(".agents/skills/shown", "name: shown\ndescription: d\ndisable-model-invocation: false\n" + BROKEN)
+    project.skill(".agents/skills/yes", "name: yes\ndescription: true\n" + BROKEN)
+    project.skill(".agents/skills/no", "name: no\ndescription: false\n" + BROKEN)
+    report = project.json("report")
+    rules = {r["id"]: r for r in report["rules"]}
+    assert rules["hidden"]["status"] == "inactive"
+    assert rules["hidden"]["reasons"][0].startswith("disable-model-invocation: true — only the user starts")
+    assert rules["shown"]["status"] == "on-demand"
+    errors = sorted((Path(e["path"]).parent.name, e["kind"], e["message"]) for e in report["errors"])
+    assert errors == [(name, "invalid-value", "description must be text, got bool; write description: \"…\" in quotes")
+                      for name in ("no", "yes")]
+
+
+def test_a_first_line_indented_is_not_read_loosely(project: Project) -> None:
+    path = project.skill(".agents/skills/indented", "  name: indented\ndescription: d\n" + BROKEN)
+    errors = project.json("report")["errors"]
+    assert [(e["path"], e["kind"]) for e in errors] == [(str(path), "yaml-syntax")]
+
+
+# -- shadowed skills: the reason and the warning (skills._why, _skills_lint._check) -----------
+
+PROJECT_WINS = "a project skill shadows a user skill of the same name, as the Agent Skills specification says"
+NEAREST_WINS = "the nearest folder first, and in one folder .agents before .claude, .cursor, .gemini, .kiro"
+
+
+def test_each_shadowed_skill_says_which_rule_chose_the_winner(project: Project) -> None:
+    winners = {
+        "deploy": project.skill(".agents/skills/deploy", "name: deploy\ndescription: Ship the project.\n"),
+        "lint": project.skill("~/.agents/skills/lint", "name: lint\ndescription: Lint, the shared way.\n"),
+        "fmt": project.skill(".agents/skills/fmt", "name: fmt\ndescription: Format, the shared way.\n"),
+    }
+    project.skill("~/.claude/skills/deploy", "name: deploy\ndescription: Ship, as the user does.\n")
+    project.skill("~/.claude/skills/lint", "name: lint\ndescription: Lint, Claude's way.\n")
+    project.skill(".claude/skills/fmt", "name: fmt\ndescription: Format, Claude's way.\n")
+    rules = project.rules()
+    shadowed = {rules[i]["relativePath"]: (rules[i]["status"], rules[i]["reasons"]) for i in rules
+                if rules[i]["status"] == "inactive"}
+    assert shadowed == {
+        name: ("inactive", [f"shadowed by the skill of the same name at {winners[name]}, found first ({why})"])
+        for name, why in (("deploy", PROJECT_WINS), ("lint", NEAREST_WINS), ("fmt", NEAREST_WINS))}
+    assert [w for w in project.warnings() if w[1] == "skill-shadowed"] == [
+        (name, "skill-shadowed", f"skill {name!r} is also at {winners[name]}, found first; this one is not offered "
+         "— rename one of them or remove the copy", None, None) for name in ("deploy", "fmt", "lint")]
+
+
+def test_a_skill_without_frontmatter_is_warned_with_the_lines_to_add(project: Project) -> None:
+    project.write(".agents/skills/bare/SKILL.md", "# Bare\n\nNo frontmatter.\n")
+    assert project.warnings() == [("bare", "skill-no-frontmatter", "SKILL.md has no frontmatter; the specification "
+                                   "requires one with name and description — start the file with ---, name: bare, "
+                                   "description: …, ---", None, None)]
+
+
+# -- where a missing-file warning points (_skills_lint._place) --------------------------------
+
+def _missing(path: str) -> str:
+    return f"the body names {path}, which is not in the skill's folder; add the file or fix the reference"
+
+
+def test_a_missing_file_warning_points_at_its_first_mention_in_the_body(project: Project) -> None:
+    # Named in the frontmatter too, and again after a horizontal rule: the body's first
+    # mention is the place.
+    project.skill(".agents/skills/fm", "name: fm\ndescription: Runs scripts/run.sh for you.\n",
+                  "Run `scripts/run.sh` now.\n\n---\n\nThen `scripts/run.sh` again.\n")
+    # No frontmatter: the first mention is the second character of the file.
+    project.write(".agents/skills/bare/SKILL.md", "`scripts/x.sh` first.\n\n---\n\nAgain `scripts/x.sh`.\n")
+    # An empty frontmatter block, and a horizontal rule below the first mention.
+    project.write(".agents/skills/empty/SKILL.md", "---\n---\nUse `scripts/y.sh`.\n\n---\n\nAnd `scripts/y.sh`.\n")
+    # The frontmatter's last character is the (one-letter) file name.
+    project.skill(".agents/skills/short", "name: short\ndescription: Use x\n", "See [x](x).\n")
+    found = {(w[0], w[2]): (w[3], w[4]) for w in project.warnings() if w[1] == "skill-missing-file"}
+    assert found == {
+        ("fm", _missing("scripts/run.sh")): (5, 6),
+        ("bare", _missing("scripts/x.sh")): (1, 2),
+        ("empty", _missing("scripts/y.sh")): (3, 6),
+        ("short", _missing("x")): (5, 6),
+    }
