@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from rules_core.rule_tests.pytest_plugin import RuleProject
 from rules_hosts.cli import main
+from rules_hosts.session.trust import has_project_rules, project_markers
 
 # A line no YAML reader accepts (an unclosed quote), so a skill holding it is read by the
 # last, loose reading of top-level ``key: value`` lines (_skills_read._loose), as skill
@@ -63,6 +65,27 @@ class Project:
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Project:
     return Project(tmp_path, monkeypatch, capsys)
+
+
+# -- the importer's declaration (skills.pi_rules_importers) ------------------------------------
+
+def test_plugins_lists_the_skills_importer_on_by_default_with_its_summary(project: Project) -> None:
+    importers = {i["name"]: i for i in project.json("plugins")["importers"]}
+    assert (importers["skills"]["default"], importers["skills"]["summary"]) == (True, (
+        "Agent Skills: <folder>/SKILL.md in .agents/skills, .claude/skills, .cursor/skills, .gemini/skills, "
+        ".kiro/skills (cwd, ancestors, folders below cwd), ~/.agents/skills, ~/.claude/skills (global)"))
+
+
+@pytest.mark.parametrize("marker", [".agents", ".claude", ".cursor", ".gemini", ".kiro"])
+def test_an_untrusted_project_holding_only_skills_is_said_to_hold_rules(tmp_path: Path, marker: str) -> None:
+    """What ``serve``'s ``trust_status`` says of it, from the skills importer's markers alone."""
+    rules = RuleProject(tmp_path / "project", tmp_path / "home")
+    rules.cwd.mkdir()
+    rules.home.mkdir()
+    skills = [info for info in rules.engine().hooks.importers() if info.name == "skills"]
+    assert not has_project_rules(str(rules.cwd), project_markers(skills))  # positive control
+    rules.write({f"{marker}/skills/deploy/SKILL.md": "---\nname: deploy\ndescription: d\n---\nB.\n"})
+    assert has_project_rules(str(rules.cwd), project_markers(skills))
 
 
 # -- the loose reading (_skills_read._loose) ---------------------------------------------------
@@ -175,3 +198,49 @@ def test_a_missing_file_warning_points_at_its_first_mention_in_the_body(project:
         ("empty", _missing("scripts/y.sh")): (3, 6),
         ("short", _missing("x")): (5, 6),
     }
+
+
+# -- what read_rule returns: the body and the folder's other files (_skills_read) -------------
+
+def _listing(out: str) -> list[str]:
+    return [line[2:] for line in out.split("read one when the instructions above call for it):\n\n", 1)[1]
+            .splitlines() if line.startswith("- ")]
+
+
+def test_read_lists_the_folder_as_deep_as_three_folders_never_through_links_or_hidden_ones(
+        project: Project) -> None:
+    skill = project.skill(".agents/skills/deep", "name: deep\ndescription: d\n", "Deep body.  \n").parent
+    for relative in ("a/b/c/three.md", "a/b/c/d/four.md", "a/two.md", "sub/SKILL.md", "top.md",
+                     ".hidden/h.md", ".git/g", "node_modules/m.js", "__pycache__/p.pyc", ".venv/v.py"):
+        (skill / relative).parent.mkdir(parents=True, exist_ok=True)
+        (skill / relative).write_text("x\n")
+    (skill / "linked").symlink_to(skill / "a", target_is_directory=True)
+    (skill / "broken").symlink_to(skill / "gone.md")
+    code, out = project.run("read", "deep")
+    assert code == 0
+    assert out.startswith("Deep body.\n\n---\n\nThis skill's folder is .agents/skills/deep (from the repository "
+                          "root); its other files (not loaded — read one when the instructions above call for it):\n\n")
+    assert _listing(out) == ["a/b/c/three.md", "a/two.md", "broken", "linked", "sub/SKILL.md", "top.md"]
+
+
+def test_read_names_forty_files_and_counts_the_rest(project: Project) -> None:
+    skill = project.skill("~/.claude/skills/many", "name: many\ndescription: d\n").parent
+    for index in range(45):
+        (skill / f"f{44 - index:02d}.md").write_text("x\n")
+    code, out = project.run("read", "many")
+    assert code == 0
+    assert "This skill's folder is ~/.claude/skills/many; its other files" in out
+    assert _listing(out) == [f"f{index:02d}.md" for index in range(40)] + ["… and 5 more"]
+    assert out.endswith("- f39.md\n- … and 5 more\n\n")  # the body ends with a newline, and read adds one
+
+
+def test_read_stops_listing_after_two_thousand_entries(project: Project) -> None:
+    skill = project.skill(".agents/skills/huge", "name: huge\ndescription: d\n").parent
+    for index in range(1999):
+        (skill / f"f{index:04d}").write_text("")
+    (skill / "zz").mkdir()
+    (skill / "zz" / "late.md").write_text("x\n")
+    # SKILL.md, 1,999 files and zz: 2,001 entries seen before zz would be opened.
+    assert _listing(project.run("read", "huge")[1])[-1] == "… and 1959 more"
+    (skill / "f0000").unlink()  # 2,000 seen: still stops
+    assert _listing(project.run("read", "huge")[1])[-1] == "… and 1958 more"
