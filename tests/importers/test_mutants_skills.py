@@ -244,3 +244,24 @@ def test_read_stops_listing_after_two_thousand_entries(project: Project) -> None
     assert _listing(project.run("read", "huge")[1])[-1] == "… and 1959 more"
     (skill / "f0000").unlink()  # 2,000 seen: still stops
     assert _listing(project.run("read", "huge")[1])[-1] == "… and 1958 more"
+
+
+# -- the specification's limits, each at its edge (_skills_lint) ------------------------------
+
+def test_each_limit_of_the_specification_is_allowed_and_one_more_is_warned(project: Project) -> None:
+    at, over = "a" * 64, "b" * 65
+    project.skill(f".agents/skills/{at}", f"name: {at}\ndescription: {'d' * 1024}\ncompatibility: {'c' * 500}\n",
+                  "x" * 20_000)  # 20,000 UTF-16 units: 5,000 tokens
+    (project.cwd / f".agents/skills/{at}/notes.md").write_text("Not part of the body.\n")
+    project.skill(f".agents/skills/{over}", f"name: {over}\ndescription: {'d' * 1025}\ncompatibility: {'c' * 501}\n",
+                  "x" * 20_001)
+    project.skill(".agents/skills/anonymous", "description: Has no name.\n")
+    assert [w[:3] for w in project.warnings()] == [
+        ("anonymous", "skill-name", "no name; the specification requires one equal to the folder: name: anonymous"),
+        (over, "skill-body-size", "the body is ~5001 tokens; the specification recommends under 5000 — move detail "
+         "to references/ files the body links to"),
+        (over, "skill-compatibility", "compatibility is 501 characters; the specification allows 500 — keep it to "
+         "the environment the skill needs"),
+        (over, "skill-description", "description is 1025 characters; the specification allows 1024"),
+        (over, "skill-name", f"name {over!r} is 65 characters (at most 64)"),
+    ]
