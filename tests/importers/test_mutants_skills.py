@@ -265,3 +265,36 @@ def test_each_limit_of_the_specification_is_allowed_and_one_more_is_warned(proje
         (over, "skill-description", "description is 1025 characters; the specification allows 1024"),
         (over, "skill-name", f"name {over!r} is 65 characters (at most 64)"),
     ]
+
+
+def test_a_name_breaking_every_rule_gets_one_warning_listing_each(project: Project) -> None:
+    name = "Pdf_" + "x" * 62
+    project.skill(".agents/skills/pdf", f"name: {name}\ndescription: d\n")
+    assert [w[1:3] for w in project.warnings()] == [("skill-name", (
+        f"name {name!r} is 66 characters (at most 64); may hold only lower-case letters, digits and single hyphens, "
+        "not at either end; differs from its folder 'pdf' (they must be equal)"))]
+
+
+# -- one skill's rule (skills.pi_rules_parse) -------------------------------------------------
+
+def test_a_skill_names_itself_in_its_reason_and_its_fallback_description(project: Project) -> None:
+    project.skill(".agents/skills/ship", "name: ship-it\ndisable-model-invocation: true\n")
+    project.skill(".agents/skills/plain", "license: MIT\n", "No heading here.\n")
+    project.skill(".agents/skills/spaced", 'name: spaced\ndescription: "Use  when\\t the\\n  user asks "\n')
+    rules = project.rules()
+    assert (rules["ship"]["description"], rules["ship"]["reasons"]) == ("the ship-it skill", [
+        "disable-model-invocation: true — only the user starts this skill (/ship-it); it is never offered to the "
+        "model"])
+    assert rules["plain"]["description"] == "the plain skill"
+    assert rules["spaced"]["description"] == "Use when the user asks"
+
+
+def test_a_binary_skill_and_an_empty_paths_key_are_errors_saying_what_to_do(project: Project) -> None:
+    binary = project.skill(".agents/skills/binary", "name: binary\ndescription: d\n", "Body\x00with a NUL.\n")
+    empty = project.skill(".agents/skills/nopaths", "name: nopaths\ndescription: d\npaths: []\n")
+    report = project.json("report")
+    assert sorted((e["path"], e["kind"], e["message"]) for e in report["errors"]) == sorted([
+        (str(binary), "read-failure", "SKILL.md contains NUL bytes, so it is binary, not markdown; save it as text"),
+        (str(empty), "invalid-value", 'paths names no glob; remove the key or write paths: "src/**/*.ts"'),
+    ])
+    assert {r["id"] for r in report["rules"]} == set()
