@@ -46,12 +46,12 @@ class Project:
     def skill(self, folder: str, frontmatter: str, body: str = "Body.\n") -> Path:
         return self.write(f"{folder}/SKILL.md", f"---\n{frontmatter}---\n{body}")
 
-    def run(self, *args: str) -> tuple[int, str]:
-        code = main(["--cwd", str(self.cwd), *args])
+    def run(self, *args: str, cwd: Path | None = None) -> tuple[int, str]:
+        code = main(["--cwd", str(cwd or self.cwd), *args])
         return code, self._capsys.readouterr().out
 
-    def json(self, *args: str) -> Any:
-        return json.loads(self.run(*args, "--json")[1])
+    def json(self, *args: str, cwd: Path | None = None) -> Any:
+        return json.loads(self.run(*args, "--json", cwd=cwd)[1])
 
     def rules(self, *args: str) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.json("report", *args)["rules"]}
@@ -256,6 +256,7 @@ def test_each_limit_of_the_specification_is_allowed_and_one_more_is_warned(proje
     project.skill(f".agents/skills/{over}", f"name: {over}\ndescription: {'d' * 1025}\ncompatibility: {'c' * 501}\n",
                   "x" * 20_001)
     project.skill(".agents/skills/anonymous", "description: Has no name.\n")
+    project.skill(".agents/skills/silent", "name: silent\n")
     assert [w[:3] for w in project.warnings()] == [
         ("anonymous", "skill-name", "no name; the specification requires one equal to the folder: name: anonymous"),
         (over, "skill-body-size", "the body is ~5001 tokens; the specification recommends under 5000 — move detail "
@@ -264,6 +265,8 @@ def test_each_limit_of_the_specification_is_allowed_and_one_more_is_warned(proje
          "the environment the skill needs"),
         (over, "skill-description", "description is 1025 characters; the specification allows 1024"),
         (over, "skill-name", f"name {over!r} is 65 characters (at most 64)"),
+        ("silent", "skill-description", "no description; the specification requires one (what the skill does and "
+         "when to use it) — it is all the model sees until the skill is read"),
     ]
 
 
@@ -298,3 +301,29 @@ def test_a_binary_skill_and_an_empty_paths_key_are_errors_saying_what_to_do(proj
         (str(empty), "invalid-value", 'paths names no glob; remove the key or write paths: "src/**/*.ts"'),
     ])
     assert {r["id"] for r in report["rules"]} == set()
+
+
+# -- where skills are found and how they are named (_skills_find) -----------------------------
+
+def test_shared_names_are_named_by_folder_and_only_walked_ones_shadow(project: Project) -> None:
+    below = project.cwd / "pkg"
+    below.mkdir()
+    for folder in ("pkg/.claude/skills/review", ".agents/skills/review", "pkg/.agents/skills/review",
+                   "pkg/a/.agents/skills/review", "pkg/b/.cursor/skills/review", "~/.agents/skills/review"):
+        project.skill(folder, f"name: review\ndescription: Review, from {folder}.\n")
+    rules = {r["id"]: r for r in project.json("report", "--touched", "a/x.ts", cwd=below)["rules"]}
+    proj = project.cwd.name
+    assert {i: (r["status"], r["description"]) for i, r in rules.items()} == {
+        "review": ("on-demand", "Review, from pkg/.agents/skills/review."),  # cwd's, .agents first
+        f"{proj}/pkg/.claude/skills/review": ("inactive", "Review, from pkg/.claude/skills/review."),
+        f"{proj}/.agents/skills/review": ("inactive", "Review, from .agents/skills/review."),
+        f"{proj}/pkg/a/.agents/skills/review": ("on-demand", "Review, from pkg/a/.agents/skills/review."),
+        f"{proj}/pkg/b/.cursor/skills/review": ("inactive", "Review, from pkg/b/.cursor/skills/review."),
+        "~/.agents/skills/review": ("inactive", "Review, from ~/.agents/skills/review."),
+    }
+    winner = str(below / ".agents/skills/review/SKILL.md")
+    shadowed = {i for i, r in rules.items() if r["reasons"] and r["reasons"][0].startswith(f"shadowed by the "
+                                                                                         f"skill of the same name at {winner}")}
+    assert shadowed == {f"{proj}/pkg/.claude/skills/review", f"{proj}/.agents/skills/review", "~/.agents/skills/review"}
+    assert rules[f"{proj}/pkg/b/.cursor/skills/review"]["reasons"] == [
+        "no touched path lies under b/ (this rule belongs to that folder)"]  # not shadowed
