@@ -327,3 +327,24 @@ def test_shared_names_are_named_by_folder_and_only_walked_ones_shadow(project: P
     assert shadowed == {f"{proj}/pkg/.claude/skills/review", f"{proj}/.agents/skills/review", "~/.agents/skills/review"}
     assert rules[f"{proj}/pkg/b/.cursor/skills/review"]["reasons"] == [
         "no touched path lies under b/ (this rule belongs to that folder)"]  # not shadowed
+
+
+def test_a_link_is_checked_without_its_query_and_only_the_first_200_are(project: Project) -> None:
+    project.skill(".agents/skills/query", "name: query\ndescription: d\n", "See [it](ref.md?a=1?b=2#top).\n")
+    links = "".join(f"[f{index}](missing/f{index:03d}.md)\n" for index in range(201))
+    project.skill(".agents/skills/many", "name: many\ndescription: d\n", links)
+    found = [w[:3] for w in project.warnings() if w[1] == "skill-missing-file"]
+    assert ("query", "skill-missing-file", _missing("ref.md")) in found
+    assert sorted(w[2] for w in found if w[0] == "many") == [_missing(f"missing/f{index:03d}.md") for index in range(200)]
+
+
+def test_links_outside_the_folder_or_not_to_files_are_not_checked_and_each_file_once(project: Project) -> None:
+    skill = project.skill(".agents/skills/refs", "name: refs\ndescription: d\n", (
+        "[a](/abs.md) [b](~/home.md) [c]($HOME/env.md) [d]({baseDir}/tpl.md) [e](mailto:me@example.com)\n"
+        "[f](./docs/../../out.md) [g](..) [h](dup.md) [h again](dup.md#part) [i](<angle.md> \"Title\")\n"
+        "[j](./link.md) `scripts/dup.md` `assets/ok.png`\n")).parent
+    (skill / "link.md").symlink_to(skill / "gone.md")  # a link is a file the skill names, even a broken one
+    (skill / "assets").mkdir()
+    (skill / "assets" / "ok.png").write_bytes(b"png")
+    assert [(w[2], w[3], w[4]) for w in project.warnings()] == [
+        (_missing("angle.md"), 6, 74), (_missing("dup.md"), 6, 38), (_missing("scripts/dup.md"), 7, 17)]
