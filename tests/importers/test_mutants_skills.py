@@ -330,11 +330,12 @@ def test_shared_names_are_named_by_folder_and_only_walked_ones_shadow(project: P
 
 
 def test_a_link_is_checked_without_its_query_and_only_the_first_200_are(project: Project) -> None:
-    project.skill(".agents/skills/query", "name: query\ndescription: d\n", "See [it](ref.md?a=1?b=2#top).\n")
+    project.skill(".agents/skills/query", "name: query\ndescription: d\n", "See [it](ref.md?a=1?b=2#top), [two](part.md#a#b).\n")
     links = "".join(f"[f{index}](missing/f{index:03d}.md)\n" for index in range(201))
     project.skill(".agents/skills/many", "name: many\ndescription: d\n", links)
     found = [w[:3] for w in project.warnings() if w[1] == "skill-missing-file"]
-    assert ("query", "skill-missing-file", _missing("ref.md")) in found
+    assert [w for w in found if w[0] == "query"] == [
+        ("query", "skill-missing-file", _missing(name)) for name in ("part.md", "ref.md")]
     assert sorted(w[2] for w in found if w[0] == "many") == [_missing(f"missing/f{index:03d}.md") for index in range(200)]
 
 
@@ -348,3 +349,45 @@ def test_links_outside_the_folder_or_not_to_files_are_not_checked_and_each_file_
     (skill / "assets" / "ok.png").write_bytes(b"png")
     assert [(w[2], w[3], w[4]) for w in project.warnings()] == [
         (_missing("angle.md"), 6, 74), (_missing("dup.md"), 6, 38), (_missing("scripts/dup.md"), 7, 17)]
+
+
+def test_a_skills_root_reads_its_first_500_folders_hidden_ones_too_and_says_so(project: Project) -> None:
+    root = project.cwd / ".claude" / "skills"
+    for index in range(500):
+        (root / f"f{index:03d}").mkdir(parents=True)  # no SKILL.md: shared assets, not skills
+    project.skill(".claude/skills/.system", "name: .system\ndescription: A hidden skill.\n")
+    project.skill(".claude/skills/f000", "name: f000\ndescription: The first.\n")
+    project.skill(".claude/skills/zzz", "name: zzz\ndescription: The 502nd folder.\n")
+    report = project.json("report")
+    assert sorted(r["id"] for r in report["rules"]) == [".system", "f000"]
+    assert [(e["path"], e["kind"], e["message"]) for e in report["errors"]] == [
+        (str(root), "source-unreadable", "holds 502 folders; only the first 500 (by name) are read as skills")]
+
+
+def test_skills_roots_that_are_no_folder_or_lead_out_of_the_project(project: Project, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "evil").mkdir(parents=True)
+    (outside / "evil" / "SKILL.md").write_text("---\nname: evil\ndescription: Not this project's.\n---\nB\n")
+    (project.cwd / ".agents").mkdir()
+    (project.cwd / ".agents" / "skills").symlink_to(outside, target_is_directory=True)
+    (project.cwd / ".claude").mkdir()
+    (project.cwd / ".claude" / "skills").symlink_to(tmp_path / "gone")
+    (project.cwd / ".cursor").mkdir()
+    (project.cwd / ".cursor" / "skills").write_text("a file, not a folder\n")
+    project.skill(".kiro/skills/fine", "name: fine\ndescription: Still read.\n")
+    report = project.json("report")
+    assert [r["id"] for r in report["rules"]] == ["fine"]
+    errors = {e["path"]: (e["kind"], e["message"]) for e in report["errors"]}
+    assert sorted(errors) == [str(project.cwd / ".agents/skills"), str(project.cwd / ".claude/skills")]
+    kind, message = errors[str(project.cwd / ".agents/skills")]
+    assert kind == "source-unreadable" and message.endswith("; skills are read only inside the project")
+    assert errors[str(project.cwd / ".claude/skills")][0] == "read-failure"
+
+
+def test_home_as_an_ancestor_keeps_its_skills_the_users(project: Project) -> None:
+    subprocess.run(["git", "init", "-q", str(project.home)], check=True)  # a dotfiles repository
+    work = project.home / "work"
+    work.mkdir()
+    project.skill("~/.agents/skills/mine", "name: mine\ndescription: The user's own.\n")
+    rules = {r["id"]: r for r in project.json("report", cwd=work)["rules"]}
+    assert {i: r["source"] for i, r in rules.items()} == {"mine": "global"}
