@@ -391,3 +391,50 @@ def test_home_as_an_ancestor_keeps_its_skills_the_users(project: Project) -> Non
     project.skill("~/.agents/skills/mine", "name: mine\ndescription: The user's own.\n")
     rules = {r["id"]: r for r in project.json("report", cwd=work)["rules"]}
     assert {i: r["source"] for i, r in rules.items()} == {"mine": "global"}
+
+
+def test_linked_skill_folders_and_a_linked_user_root_are_read(project: Project, tmp_path: Path) -> None:
+    project.skill("shared/review", "name: review\ndescription: Linked in from the repository.\n")
+    (project.cwd / ".agents" / "skills").mkdir(parents=True)
+    (project.cwd / ".agents" / "skills" / "review").symlink_to(project.cwd / "shared" / "review")
+    dotfiles = tmp_path / "dotfiles" / "skills"
+    (dotfiles / "notes").mkdir(parents=True)
+    (dotfiles / "notes" / "SKILL.md").write_text("---\nname: notes\ndescription: From the dotfiles.\n---\nB\n")
+    (project.home / ".claude").mkdir()
+    (project.home / ".claude" / "skills").symlink_to(dotfiles, target_is_directory=True)  # the user's own choice
+    report = project.json("report")
+    assert report["errors"] == []
+    assert sorted((r["id"], r["source"]) for r in report["rules"]) == [("notes", "global"), ("review", "project")]
+
+
+def test_nested_skills_sharing_a_name_keep_it_for_the_shallowest(project: Project) -> None:
+    project.skill("a/b/.agents/skills/tidy", "name: tidy\ndescription: Deep.\n")
+    project.skill("z/.agents/skills/tidy", "name: tidy\ndescription: Shallow.\n")
+    rules = project.rules("--touched", "a/b/x.ts", "--touched", "z/x.ts")
+    assert {i: (r["status"], r["description"]) for i, r in rules.items()} == {
+        "tidy": ("on-demand", "Shallow."), f"{project.cwd.name}/a/b/.agents/skills/tidy": ("on-demand", "Deep.")}
+
+
+def test_a_shadowed_skill_says_so_even_when_only_the_user_may_start_it(project: Project) -> None:
+    winner = project.skill(".agents/skills/ship", "name: ship\ndescription: Ship.\n")
+    project.skill(".claude/skills/ship", "name: ship\ndescription: Ship too.\ndisable-model-invocation: true\n")
+    rules = project.rules()
+    assert rules[f"{project.cwd.name}/.claude/skills/ship"]["reasons"] == [
+        f"shadowed by the skill of the same name at {winner}, found first ({NEAREST_WINS})"]
+
+
+def test_a_heading_gives_the_description_without_its_closing_hashes(project: Project) -> None:
+    project.skill(".agents/skills/heading", "name: heading\n", "# Deploy the site #\n\nSteps.\n")
+    project.skill(".agents/skills/typed", "name: typed\ndescription: d\npaths: 5\n")
+    report = project.json("report")
+    assert [r["description"] for r in report["rules"] if r["id"] == "heading"] == ["Deploy the site"]
+    assert [(Path(e["path"]).parent.name, e["kind"], e["message"]) for e in report["errors"]] == [(
+        "typed", "invalid-value", 'paths must be a comma-separated string or a list of glob strings, got the number '
+        '5; write paths: "src/**/*.ts, docs/**" or one quoted pattern per list item')]  # no "names no glob" too
+
+
+def test_skill_warnings_follow_other_formats_rules(project: Project) -> None:
+    project.write(".claude/rules/style.md", "Use tabs.\n")  # the claude importer's rule comes first
+    project.write("AGENTS.md", "Be brief.\n")
+    project.skill(".agents/skills/nameless", "description: d\n")
+    assert [w[:2] for w in project.warnings()] == [("nameless", "skill-name")]
