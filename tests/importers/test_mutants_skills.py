@@ -438,3 +438,12 @@ def test_skill_warnings_follow_other_formats_rules(project: Project) -> None:
     project.write("AGENTS.md", "Be brief.\n")
     project.skill(".agents/skills/nameless", "description: d\n")
     assert [w[:2] for w in project.warnings()] == [("nameless", "skill-name")]
+
+
+def test_a_file_added_to_a_skills_subfolder_is_listed_by_the_next_read(project: Project) -> None:
+    skill = project.skill(".agents/skills/grow", "name: grow\ndescription: d\n").parent
+    (skill / "references").mkdir()
+    (skill / "references" / "a.md").write_text("A.\n")
+    assert _listing(project.run("read", "grow")[1]) == ["references/a.md"]
+    (skill / "references" / "b.md").write_text("B.\n")  # SKILL.md itself unchanged
+    assert _listing(project.run("read", "grow")[1]) == ["references/a.md", "references/b.md"]
