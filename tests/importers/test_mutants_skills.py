@@ -447,3 +447,12 @@ def test_a_file_added_to_a_skills_subfolder_is_listed_by_the_next_read(project: 
     assert _listing(project.run("read", "grow")[1]) == ["references/a.md"]
     (skill / "references" / "b.md").write_text("B.\n")  # SKILL.md itself unchanged
     assert _listing(project.run("read", "grow")[1]) == ["references/a.md", "references/b.md"]
+
+
+def test_text_values_are_trimmed_and_true_may_be_written_as_text(project: Project) -> None:
+    project.skill(".agents/skills/quoted", 'name: " ship "\ndescription: d\ndisable-model-invocation: " True "\n')
+    project.skill(".agents/skills/yes", 'name: yes\ndescription: d\ndisable-model-invocation: "yes"\n')
+    rules = project.rules()
+    assert rules["quoted"]["reasons"] == [
+        "disable-model-invocation: true — only the user starts this skill (/ship); it is never offered to the model"]
+    assert (rules["yes"]["status"], rules["yes"]["reasons"]) == ("on-demand", [])
