@@ -9,7 +9,6 @@ and the ones left, explained.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 from rules_core.rule_tests.pytest_plugin import RuleProject
 from rules_hosts.cli import main
 from rules_hosts.session.trust import has_project_rules, project_markers
+from suite_helpers import git_init
 
 # A line no YAML reader accepts (an unclosed quote), so a skill holding it is read by the
 # last, loose reading of top-level ``key: value`` lines (_skills_read._loose), as skill
@@ -28,12 +28,12 @@ BROKEN = 'compatibility: "node 20\n'
 class Project:
     def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
         self.cwd, self.home = root / "proj", root / "home"
-        self.cwd.mkdir()
-        self.home.mkdir()
-        subprocess.run(["git", "init", "-q", str(self.cwd)], check=True)
-        monkeypatch.setenv("HOME", str(self.home))
-        monkeypatch.setenv("XDG_CACHE_HOME", str(self.home / ".cache"))
-        monkeypatch.setenv("XDG_CONFIG_HOME", str(self.home / ".config"))
+        for folder in (self.cwd, self.home):
+            folder.mkdir()
+        git_init(self.cwd)
+        env = {"HOME": self.home, "XDG_CACHE_HOME": self.home / ".cache", "XDG_CONFIG_HOME": self.home / ".config"}
+        for key, value in env.items():
+            monkeypatch.setenv(key, str(value))
         monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
         self._capsys = capsys
 
@@ -385,7 +385,7 @@ def test_skills_roots_that_are_no_folder_or_lead_out_of_the_project(project: Pro
 
 
 def test_home_as_an_ancestor_keeps_its_skills_the_users(project: Project) -> None:
-    subprocess.run(["git", "init", "-q", str(project.home)], check=True)  # a dotfiles repository
+    git_init(project.home)  # a dotfiles repository
     work = project.home / "work"
     work.mkdir()
     project.skill("~/.agents/skills/mine", "name: mine\ndescription: The user's own.\n")
