@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rules_core.rule_tests.pytest_plugin import RuleProject
+from rules_core.rule_tests.pytest_plugin import RuleProject, make_rules
 from rules_hosts.cli import main
 from rules_hosts.session.trust import has_project_rules, project_markers
 from suite_helpers import git_init
@@ -384,8 +384,10 @@ def test_skills_roots_that_are_no_folder_or_lead_out_of_the_project(project: Pro
     assert errors[str(project.cwd / ".claude/skills")][0] == "read-failure"
 
 
-def test_home_as_an_ancestor_keeps_its_skills_the_users(project: Project) -> None:
-    git_init(project.home)  # a dotfiles repository
+def test_skills_in_a_dotfiles_repository_at_home_stay_the_users(project: Project) -> None:
+    # The engine never takes the home folder (or an ancestor) as a project's root, so the
+    # home folder is never walked as a project folder: its skills are global only.
+    git_init(project.home)
     work = project.home / "work"
     work.mkdir()
     project.skill("~/.agents/skills/mine", "name: mine\ndescription: The user's own.\n")
@@ -456,3 +458,16 @@ def test_text_values_are_trimmed_and_true_may_be_written_as_text(project: Projec
     assert rules["quoted"]["reasons"] == [
         "disable-model-invocation: true — only the user starts this skill (/ship); it is never offered to the model"]
     assert (rules["yes"]["status"], rules["yes"]["reasons"]) == ("on-demand", [])
+
+
+def test_user_skills_follow_the_users_own_selection(tmp_path: Path) -> None:
+    rules = RuleProject(tmp_path / "project", tmp_path / "home")
+    rules.write({".agents/skills/ours/SKILL.md": "---\nname: ours\ndescription: The project's.\n---\nB\n"})
+    make_rules(rules.home, {".agents/skills/mine/SKILL.md": "---\nname: mine\ndescription: The user's.\n---\nB\n"})
+    git_init(rules.cwd)
+    engine = rules.engine()
+    assert sorted(r.id for r in engine.discover(str(rules.cwd)).rules) == ["mine", "ours"]  # positive control
+    # The user's own settings import Cursor's files only (the engine's discovery wing takes
+    # the settings' two selections as they are resolved).
+    chosen = engine.discovery.discover(str(rules.cwd), True, None, frozenset({"cursor"}))
+    assert [r.id for r in chosen.rules] == ["ours"]
