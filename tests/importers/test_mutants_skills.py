@@ -97,8 +97,12 @@ def test_the_loose_reading_folds_indented_lines_and_skips_comments(project: Proj
     assert report["errors"] == []
     rule = next(r for r in report["rules"] if r["id"] == "folded")
     assert (rule["description"], rule["status"]) == ("Use this when: asked, and more", "on-demand")
-    # It has frontmatter, and its name (read after the comments) is its folder's: no warning.
+    # It has frontmatter, and its name (read after the comments) is its folder's: no warning;
+    # a loosely read skill is linted as any other.
     assert project.warnings() == []
+    project.skill(".agents/skills/misnamed", "name: other\ndescription: d\n" + BROKEN)
+    assert [w[:3] for w in project.warnings()] == [
+        ("misnamed", "skill-name", "name 'other' differs from its folder 'misnamed' (they must be equal)")]
 
 
 @pytest.mark.parametrize("style", [">", "|", ">-", "|-"])
