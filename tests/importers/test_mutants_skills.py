@@ -17,6 +17,7 @@ import pytest
 from rules_core.rule_tests.pytest_plugin import RuleProject, make_rules
 from rules_hosts.cli import main
 from rules_hosts.session.trust import has_project_rules, project_markers
+from importer_helpers import deny_listing
 from suite_helpers import git_init
 
 # A line no YAML reader accepts (an unclosed quote), so a skill holding it is read by the
@@ -248,6 +249,8 @@ def test_read_stops_listing_after_two_thousand_entries(project: Project) -> None
     assert _listing(project.run("read", "huge")[1])[-1] == "… and 1959 more"
     (skill / "f0000").unlink()  # 2,000 seen: still stops
     assert _listing(project.run("read", "huge")[1])[-1] == "… and 1958 more"
+    (skill / "f0001").unlink()  # 1,999 seen: zz is opened, and its file counted
+    assert _listing(project.run("read", "huge")[1])[-1] == "… and 1958 more"
 
 
 # -- the specification's limits, each at its edge (_skills_lint) ------------------------------
@@ -475,3 +478,29 @@ def test_user_skills_follow_the_users_own_selection(tmp_path: Path) -> None:
     # the settings' two selections as they are resolved).
     chosen = engine.discovery.discover(str(rules.cwd), True, None, frozenset({"cursor"}))
     assert [r.id for r in chosen.rules] == ["ours"]
+
+
+def test_a_folder_that_cannot_be_listed(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    skill = project.skill(".agents/skills/half", "name: half\ndescription: d\n").parent
+    for relative in ("a/kept.md", "z/hidden-by-error.md"):
+        (skill / relative).parent.mkdir()
+        (skill / relative).write_text("x\n")
+    project.skill(".claude/skills/locked", "name: locked\ndescription: d\n")
+    deny_listing(monkeypatch, skill / "z")  # read first (the last folder by name): the others are still listed
+    assert _listing(project.run("read", "half")[1]) == ["a/kept.md"]
+    deny_listing(monkeypatch, project.cwd / ".claude" / "skills")
+    report = project.json("report")
+    assert [r["id"] for r in report["rules"]] == ["half"]
+    assert [(e["path"], e["kind"], e["message"]) for e in report["errors"]] == [(
+        str(project.cwd / ".claude" / "skills"), "source-unreadable",
+        "cannot list this skills folder (Permission denied); fix its permissions or remove it")]
+
+
+def test_skill_warnings_are_the_skills_plugins(tmp_path: Path) -> None:
+    from rules_core.lint.check import lint
+
+    rules = RuleProject(tmp_path / "project", tmp_path / "home")
+    rules.write({".agents/skills/nameless/SKILL.md": "---\ndescription: d\n---\nB\n"})
+    engine = rules.engine()
+    found = lint(engine, engine.discover(str(rules.cwd)), cwd=str(rules.cwd))
+    assert [(w.code, w.plugin) for w in found if w.code.startswith("skill-")] == [("skill-name", "skills")]
