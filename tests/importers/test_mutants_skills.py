@@ -9,6 +9,7 @@ and the ones left, explained.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -504,3 +505,20 @@ def test_skill_warnings_are_the_skills_plugins(tmp_path: Path) -> None:
     engine = rules.engine()
     found = lint(engine, engine.discover(str(rules.cwd)), cwd=str(rules.cwd))
     assert [(w.code, w.plugin) for w in found if w.code.startswith("skill-")] == [("skill-name", "skills")]
+
+
+def test_oh_my_pis_repair_comes_before_the_loose_reading(project: Project) -> None:
+    # "Use when: …" breaks strict YAML; oh-my-pi's repair quotes it and keeps the list,
+    # which the loose reading would fold into one "- src/**" text.
+    project.skill(".agents/skills/repaired", "name: repaired\ndescription: Use when: editing\npaths:\n  - src/**\n")
+    rule = project.rules("--touched", "src/a.ts")["repaired"]
+    assert (rule["status"], rule["description"]) == ("on-demand", "Use when: editing")
+
+
+def test_errors_of_a_skill_are_the_skills_plugins(tmp_path: Path) -> None:
+    rules = RuleProject(tmp_path / "project", tmp_path / "home")
+    rules.write({".agents/skills/binary/SKILL.md": "---\nname: binary\ndescription: d\n---\nB\x00\n",
+                 ".agents/skills/broken/SKILL.md": "---\n- a list, not a mapping\n---\nB\n"})
+    found = rules.engine().discover(str(rules.cwd))
+    assert sorted((e.plugin, e.kind, os.path.basename(os.path.dirname(e.path))) for e in found.errors) == [
+        ("skills", "read-failure", "binary"), ("skills", "yaml-syntax", "broken")]
