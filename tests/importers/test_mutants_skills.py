@@ -522,3 +522,22 @@ def test_errors_of_a_skill_are_the_skills_plugins(tmp_path: Path) -> None:
     found = rules.engine().discover(str(rules.cwd))
     assert sorted((e.plugin, e.kind, os.path.basename(os.path.dirname(e.path))) for e in found.errors) == [
         ("skills", "read-failure", "binary"), ("skills", "yaml-syntax", "broken")]
+
+
+def test_working_in_home_reads_its_skills_once_as_the_projects(project: Project) -> None:
+    # Found by mutation testing: each user skill was listed twice (as cwd's and as the
+    # user's), discovery kept the second, and it was "shadowed" by itself — never offered.
+    project.skill("~/.agents/skills/mine", "name: mine\ndescription: The user's own.\n")
+    project.skill("~/.claude/skills/theirs", "name: theirs\ndescription: Also the user's.\n", "Other body.\n")
+    report = project.json("report", cwd=project.home)
+    assert [(r["id"], r["source"], r["status"]) for r in report["rules"]] == [
+        ("mine", "project", "on-demand"), ("theirs", "project", "on-demand")]
+    assert "- mine — The user's own." in report["section"]
+    assert [w for w in project.json("check", cwd=project.home)["warnings"] if w["code"] == "skill-shadowed"] == []
+
+
+def test_in_one_folder_agents_skills_come_before_claudes(project: Project) -> None:
+    for folder in ("pkg/.claude/skills/alpha", "pkg/.agents/skills/zulu", ".claude/skills/able", ".agents/skills/zed"):
+        project.skill(folder, f"name: {folder.rsplit('/', 1)[1]}\ndescription: d\n")
+    assert [r["id"] for r in project.json("report", "--touched", "pkg/x.ts")["rules"]] == [
+        "zed", "able", "zulu", "alpha"]
