@@ -519,9 +519,11 @@ def test_errors_of_a_skill_are_the_skills_plugins(tmp_path: Path) -> None:
     rules = RuleProject(tmp_path / "project", tmp_path / "home")
     rules.write({".agents/skills/binary/SKILL.md": "---\nname: binary\ndescription: d\n---\nB\x00\n",
                  ".agents/skills/broken/SKILL.md": "---\n- a list, not a mapping\n---\nB\n"})
+    (rules.cwd / ".claude").mkdir()
+    (rules.cwd / ".claude" / "skills").symlink_to(tmp_path / "gone")
     found = rules.engine().discover(str(rules.cwd))
     assert sorted((e.plugin, e.kind, os.path.basename(os.path.dirname(e.path))) for e in found.errors) == [
-        ("skills", "read-failure", "binary"), ("skills", "yaml-syntax", "broken")]
+        ("skills", "read-failure", ".claude"), ("skills", "read-failure", "binary"), ("skills", "yaml-syntax", "broken")]
 
 
 def test_working_in_home_reads_its_skills_once_as_the_projects(project: Project) -> None:
@@ -537,7 +539,14 @@ def test_working_in_home_reads_its_skills_once_as_the_projects(project: Project)
 
 
 def test_in_one_folder_agents_skills_come_before_claudes(project: Project) -> None:
-    for folder in ("pkg/.claude/skills/alpha", "pkg/.agents/skills/zulu", ".claude/skills/able", ".agents/skills/zed"):
-        project.skill(folder, f"name: {folder.rsplit('/', 1)[1]}\ndescription: d\n")
+    for folder in ("pkg/.claude/skills/alpha", "pkg/.agents/skills/zulu", ".claude/skills/able", ".agents/skills/zed",
+                   "~/.claude/skills/aardvark", "~/.agents/skills/zebra"):
+        project.skill(folder, f"name: {folder.rsplit('/', 1)[1]}\ndescription: d\n", f"{folder}\n")
     assert [r["id"] for r in project.json("report", "--touched", "pkg/x.ts")["rules"]] == [
-        "zed", "able", "zulu", "alpha"]
+        "zed", "able", "zulu", "alpha", "zebra", "aardvark"]
+
+
+def test_a_user_skills_paths_are_relative_to_cwd(project: Project) -> None:
+    project.skill("~/.agents/skills/tsx", 'name: tsx\ndescription: d\npaths: "src/**/*.tsx"\n')
+    assert project.rules("--touched", "src/app/page.tsx")["tsx"]["status"] == "on-demand"
+    assert project.rules("--touched", "lib/page.tsx")["tsx"]["status"] == "inactive"
