@@ -521,9 +521,13 @@ def test_errors_of_a_skill_are_the_skills_plugins(tmp_path: Path) -> None:
                  ".agents/skills/broken/SKILL.md": "---\n- a list, not a mapping\n---\nB\n"})
     (rules.cwd / ".claude").mkdir()
     (rules.cwd / ".claude" / "skills").symlink_to(tmp_path / "gone")
+    (rules.cwd / ".cursor").mkdir()
+    (rules.cwd / ".cursor" / "skills").symlink_to(tmp_path, target_is_directory=True)  # out of the project
+    git_init(rules.cwd)
     found = rules.engine().discover(str(rules.cwd))
     assert sorted((e.plugin, e.kind, os.path.basename(os.path.dirname(e.path))) for e in found.errors) == [
-        ("skills", "read-failure", ".claude"), ("skills", "read-failure", "binary"), ("skills", "yaml-syntax", "broken")]
+        ("skills", "read-failure", ".claude"), ("skills", "read-failure", "binary"),
+        ("skills", "source-unreadable", ".cursor"), ("skills", "yaml-syntax", "broken")]
 
 
 def test_working_in_home_reads_its_skills_once_as_the_projects(project: Project) -> None:
