@@ -154,6 +154,7 @@ NEAREST_WINS = "the nearest folder first, and in one folder .agents before .clau
 
 
 def test_each_shadowed_skill_says_which_rule_chose_the_winner(project: Project) -> None:
+    project.skill(".agents/skills/alone", "name: alone\ndescription: A name no other skill has.\n")  # listed first
     winners = {
         "deploy": project.skill(".agents/skills/deploy", "name: deploy\ndescription: Ship the project.\n"),
         "lint": project.skill("~/.agents/skills/lint", "name: lint\ndescription: Lint, the shared way.\n"),
@@ -365,9 +366,12 @@ def test_a_skills_root_reads_its_first_500_folders_hidden_ones_too_and_says_so(p
         (root / f"f{index:03d}").mkdir(parents=True)  # no SKILL.md: shared assets, not skills
     project.skill(".claude/skills/.system", "name: .system\ndescription: A hidden skill.\n")
     project.skill(".claude/skills/f000", "name: f000\ndescription: The first.\n")
+    project.skill(".claude/skills/f498", "name: f498\ndescription: The 500th folder, after 497 without a skill.\n")
     project.skill(".claude/skills/zzz", "name: zzz\ndescription: The 502nd folder.\n")
+    for index in range(500):
+        (project.cwd / ".kiro" / "skills" / f"k{index:03d}").mkdir(parents=True)  # exactly 500: no error
     report = project.json("report")
-    assert sorted(r["id"] for r in report["rules"]) == [".system", "f000"]
+    assert sorted(r["id"] for r in report["rules"]) == [".system", "f000", "f498"]
     assert [(e["path"], e["kind"], e["message"]) for e in report["errors"]] == [
         (str(root), "source-unreadable", "holds 502 folders; only the first 500 (by name) are read as skills")]
 
@@ -448,6 +452,8 @@ def test_skill_warnings_follow_other_formats_rules(project: Project) -> None:
     project.write("AGENTS.md", "Be brief.\n")
     project.skill(".agents/skills/nameless", "description: d\n")
     assert [w[:2] for w in project.warnings()] == [("nameless", "skill-name")]
+    # Skills rank between the other formats' rules and the memory files (docs/importers.md).
+    assert [r["plugin"] for r in project.json("report")["rules"]] == ["claude", "skills", "agents-md"]
 
 
 def test_a_file_added_to_a_skills_subfolder_is_listed_by_the_next_read(project: Project) -> None:
@@ -515,7 +521,7 @@ def test_oh_my_pis_repair_comes_before_the_loose_reading(project: Project) -> No
     assert (rule["status"], rule["description"]) == ("on-demand", "Use when: editing")
 
 
-def test_errors_of_a_skill_are_the_skills_plugins(tmp_path: Path) -> None:
+def test_errors_of_a_skill_are_the_skills_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = RuleProject(tmp_path / "project", tmp_path / "home")
     rules.write({".agents/skills/binary/SKILL.md": "---\nname: binary\ndescription: d\n---\nB\x00\n",
                  ".agents/skills/broken/SKILL.md": "---\n- a list, not a mapping\n---\nB\n"})
@@ -523,11 +529,20 @@ def test_errors_of_a_skill_are_the_skills_plugins(tmp_path: Path) -> None:
     (rules.cwd / ".claude" / "skills").symlink_to(tmp_path / "gone")
     (rules.cwd / ".cursor").mkdir()
     (rules.cwd / ".cursor" / "skills").symlink_to(tmp_path, target_is_directory=True)  # out of the project
+    (rules.cwd / ".agents" / "skills" / "pipe").mkdir()
+    os.mkfifo(rules.cwd / ".agents" / "skills" / "pipe" / "SKILL.md")
+    for index in range(501):
+        (rules.cwd / ".kiro" / "skills" / f"k{index:03d}").mkdir(parents=True)
+    (rules.cwd / ".gemini" / "skills").mkdir(parents=True)
+    deny_listing(monkeypatch, rules.cwd / ".gemini" / "skills")
     git_init(rules.cwd)
     found = rules.engine().discover(str(rules.cwd))
     assert sorted((e.plugin, e.kind, os.path.basename(os.path.dirname(e.path))) for e in found.errors) == [
-        ("skills", "read-failure", ".claude"), ("skills", "read-failure", "binary"),
-        ("skills", "source-unreadable", ".cursor"), ("skills", "yaml-syntax", "broken")]
+        ("skills", "read-failure", ".claude"), ("skills", "read-failure", "binary"), ("skills", "read-failure", "pipe"),
+        ("skills", "source-unreadable", ".cursor"), ("skills", "source-unreadable", ".gemini"),
+        ("skills", "source-unreadable", ".kiro"), ("skills", "yaml-syntax", "broken")]
+    fifo = next(e for e in found.errors if e.path.endswith("pipe/SKILL.md"))
+    assert fifo.message == "not a regular file (FIFO, socket or device); SKILL.md must be a plain file"
 
 
 def test_working_in_home_reads_its_skills_once_as_the_projects(project: Project) -> None:
