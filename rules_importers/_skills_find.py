@@ -49,9 +49,13 @@ def skill_files(context: DiscoveryContext, *, project: bool, user: bool) -> list
                 found += _root(context, os.path.join(folder, marker, "skills"), base=folder, source="project",
                                scope=f"{NESTED}{depth:02d}{relative}", rank=rank)
     if user and context.home:
+        # Working in $HOME, its skills were just listed as cwd's: the same file again as a
+        # user skill would be "shadowed" by itself, and discovery keeps only one listing.
+        listed = {f.path for f in found if isinstance(f, RuleFile)}
         for rank, marker in enumerate(GLOBAL_ROOTS):
-            found += _root(context, os.path.join(context.home, marker, "skills"), base=context.cwd,
-                           source="global", scope=WALKED, rank=rank)
+            found += [f for f in _root(context, os.path.join(context.home, marker, "skills"), base=context.cwd,
+                                       source="global", scope=WALKED, rank=rank)
+                      if not isinstance(f, RuleFile) or f.path not in listed]
     return _named(context, found)
 
 
