@@ -327,6 +327,22 @@ def test_a_class_ends_where_picomatch_ends_it(pattern: str, matched: tuple[str, 
     assert tuple(s for s in CLASS_SUBJECTS if glob.match(s)) == matched
 
 
+def test_loops_on_both_sides_of_a_globstar_add_up() -> None:
+    """docs/globs.md ("Patterns refused as too slow"): the loops a segment leaves open
+    before a `**` still count after it, so two repetitions on each side are refused while
+    one after it is accepted; a `@(…)` holding a loop leaves it open for what follows."""
+    assert _refusal("*(a)*(b)/**/*(c)*(d)") == SLOW
+    one_after = compile_glob("*(a)*(b)/**/*(c)")
+    assert [one_after.match(s) for s in ("ab/x/cc", "ab/c", "ab/x/d")] == [True, True, False]  # picomatch
+    assert _refusal("*(a)@(b*)*(c)") == SLOW
+
+
+def test_a_plain_segment_after_a_globstar_leaves_room_for_many_alternatives() -> None:
+    """One loop (`**`) allows 1,024 alternatives: 26 after `**/` are accepted."""
+    letters = compile_glob("**/{" + ",".join(string.ascii_lowercase) + "}x")
+    assert [letters.match(s) for s in ("d/ex", "ex", "d/e", "d/1x")] == [True, True, False, False]  # picomatch
+
+
 def test_nested_brace_sets_count_as_many_alternatives_as_they_expand_to() -> None:
     """`{z,{a,…,o}}` expands to 16 patterns (bracex and picomatch alike), not 2 x 15: after
     two loops it is accepted and one more alternative is refused, as for a flat list. A
