@@ -343,6 +343,19 @@ def test_a_plain_segment_after_a_globstar_leaves_room_for_many_alternatives() ->
     assert [letters.match(s) for s in ("d/ex", "ex", "d/e", "d/1x")] == [True, True, False, False]  # picomatch
 
 
+def test_a_pattern_of_exactly_65536_characters_compiles_and_one_more_is_refused() -> None:
+    """picomatch 4.0.4 takes 65,536 characters and refuses 65,537 ("exceeds maximum
+    allowed length")."""
+    assert compile_glob("a" * 65536).pattern == "a" * 65536
+    with pytest.raises(GlobError, match="^pattern is longer than 65536 characters$"):
+        compile_glob("a" * 65537)
+
+
+def test_a_globstar_glued_to_an_extension_is_any_file_with_that_extension() -> None:
+    glob = compile_glob("**.ts")  # picomatch's fast path: `**/*.ts`
+    assert [glob.match(s) for s in ("src/b.ts", "src/bts", "b.ts")] == [True, False, True]  # picomatch 4.0.4
+
+
 def test_nested_brace_sets_count_as_many_alternatives_as_they_expand_to() -> None:
     """`{z,{a,…,o}}` expands to 16 patterns (bracex and picomatch alike), not 2 x 15: after
     two loops it is accepted and one more alternative is refused, as for a flat list. A
