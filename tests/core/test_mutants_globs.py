@@ -356,6 +356,28 @@ def test_a_globstar_glued_to_an_extension_is_any_file_with_that_extension() -> N
     assert [glob.match(s) for s in ("src/b.ts", "src/bts", "b.ts")] == [True, False, True]  # picomatch 4.0.4
 
 
+# Rewritten picomatch syntax: an unclosed `[` with more pattern after it, a quantifier after
+# `@(…)`, and negations followed by more pattern. (pattern, subjects, picomatch 4.0.4's
+# answers with dot: true.)
+REWRITTEN = [
+    ('a[b*', ('a[bc', 'a[b', 'ab'), (True, True, False)),
+    ('@(a)+', ('a', 'aa', 'b', ''), (True, True, False, False)),
+    ('@(a|b)?', ('a', 'ab', ''), (True, False, False)),
+    ('src/!(vendor)/**', ('src/vendorx/y', 'src/lib/y', 'src/vendor/y'), (False, True, False)),
+    ('x!(ab)c', ('xabc', 'xac', 'xc', 'xabdc'), (False, True, True, False)),
+    ('!(a)b', ('ab', 'bb', 'aab', 'b'), (False, True, False, True)),
+    ('x/!(a|bc)y', ('x/ay', 'x/bcy', 'x/by', 'x/dy'), (False, False, True, True)),
+    ('@(!(a))b', ('ab', 'bb'), (False, True)),
+]
+
+
+@pytest.mark.parametrize(("pattern", "subjects", "answers"), REWRITTEN)
+def test_rewritten_syntax_answers_like_picomatch(pattern: str, subjects: tuple[str, ...],
+                                                 answers: tuple[bool, ...]) -> None:
+    glob = compile_glob(pattern)
+    assert tuple(glob.match(s) for s in subjects) == answers
+
+
 def test_nested_brace_sets_count_as_many_alternatives_as_they_expand_to() -> None:
     """`{z,{a,…,o}}` expands to 16 patterns (bracex and picomatch alike), not 2 x 15: after
     two loops it is accepted and one more alternative is refused, as for a flat list. A
