@@ -6,6 +6,7 @@ fixtures, ``record`` and ``cli``, are imported by the modules that use them.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -26,6 +27,36 @@ BAD_AGENTS = "agents: must be a list of agent names or globs, e.g. agents: [main
 
 
 from suite_helpers import git_init  # noqa: E402, F401 - re-exported for the importer tests
+
+
+class SkillProject:
+    """A git project and a separate home for the skills tests, with ``HOME`` and the XDG
+    folders pointed at that home for the whole test; ``run`` is the CLI in process."""
+
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        self.cwd, self.home = root / "proj", root / "home"
+        for folder in (self.cwd, self.home):
+            folder.mkdir()
+        git_init(self.cwd)
+        env = {"HOME": self.home, "XDG_CACHE_HOME": self.home / ".cache", "XDG_CONFIG_HOME": self.home / ".config"}
+        for key, value in env.items():
+            monkeypatch.setenv(key, str(value))
+        monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
+        self._capsys = capsys
+
+    def write(self, relative: str, text: str) -> Path:
+        """Write ``text`` at ``relative`` in the project, or in the home for ``~/…``."""
+        path = self.home / relative[2:] if relative.startswith("~/") else self.cwd / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def run(self, *args: str, cwd: Path | None = None) -> tuple[int, str]:
+        code = main(["--cwd", str(cwd or self.cwd), *args])
+        return code, self._capsys.readouterr().out
+
+    def json(self, *args: str, cwd: Path | None = None) -> Any:
+        return json.loads(self.run(*args, "--json", cwd=cwd)[1])
 
 
 def copy_fixture(project, name: str, *, git: bool = False):

@@ -8,7 +8,6 @@ and the ones left, explained.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,8 @@ from typing import Any
 import pytest
 
 from rules_core.rule_tests.pytest_plugin import RuleProject, make_rules
-from rules_hosts.cli import main
 from rules_hosts.session.trust import has_project_rules, project_markers
-from importer_helpers import deny_listing
+from importer_helpers import SkillProject, deny_listing
 from suite_helpers import git_init
 
 # A line no YAML reader accepts (an unclosed quote), so a skill holding it is read by the
@@ -27,33 +25,9 @@ from suite_helpers import git_init
 BROKEN = 'compatibility: "node 20\n'
 
 
-class Project:
-    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-        self.cwd, self.home = root / "proj", root / "home"
-        for folder in (self.cwd, self.home):
-            folder.mkdir()
-        git_init(self.cwd)
-        env = {"HOME": self.home, "XDG_CACHE_HOME": self.home / ".cache", "XDG_CONFIG_HOME": self.home / ".config"}
-        for key, value in env.items():
-            monkeypatch.setenv(key, str(value))
-        monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-        self._capsys = capsys
-
-    def write(self, relative: str, text: str) -> Path:
-        path = self.home / relative[2:] if relative.startswith("~/") else self.cwd / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return path
-
+class Project(SkillProject):
     def skill(self, folder: str, frontmatter: str, body: str = "Body.\n") -> Path:
         return self.write(f"{folder}/SKILL.md", f"---\n{frontmatter}---\n{body}")
-
-    def run(self, *args: str, cwd: Path | None = None) -> tuple[int, str]:
-        code = main(["--cwd", str(cwd or self.cwd), *args])
-        return code, self._capsys.readouterr().out
-
-    def json(self, *args: str, cwd: Path | None = None) -> Any:
-        return json.loads(self.run(*args, "--json", cwd=cwd)[1])
 
     def rules(self, *args: str) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.json("report", *args)["rules"]}

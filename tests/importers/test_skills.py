@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from golden_files import check_golden
-from rules_hosts.cli import main
+from importer_helpers import SkillProject
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "skills"
 # Where each repository's skills go in the test project: every folder the importer reads.
@@ -30,14 +28,7 @@ OFFERED = {"pdf", "mcp-builder", "systematic-debugging", "test-driven-developmen
            "composition-patterns", "gh-fix-ci", "create-plan", "commit", "iterate-pr"}
 
 
-class Project:
-    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-        self.cwd, self.home = root / "proj", root / "home"
-        self.cwd.mkdir()
-        self.home.mkdir()
-        subprocess.run(["git", "init", "-q", str(self.cwd)], check=True)
-        self._monkeypatch, self._capsys = monkeypatch, capsys
-
+class Project(SkillProject):
     def skills_root(self, where: str) -> Path:
         return self.home / where[2:] if where.startswith("~/") else self.cwd / where
 
@@ -46,23 +37,6 @@ class Project:
         for folder in (FIXTURES / repo).iterdir():
             if folder.is_dir():
                 shutil.copytree(folder, target / folder.name)
-
-    def write(self, relative: str, text: str) -> Path:
-        path = self.home / relative[2:] if relative.startswith("~/") else self.cwd / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return path
-
-    def run(self, *args: str, cwd: Path | None = None) -> tuple[int, str]:
-        self._monkeypatch.setenv("HOME", str(self.home))
-        self._monkeypatch.setenv("XDG_CACHE_HOME", str(self.home / ".cache"))
-        self._monkeypatch.setenv("XDG_CONFIG_HOME", str(self.home / ".config"))
-        self._monkeypatch.delenv("PI_RULES_IMPORT", raising=False)
-        code = main(["--cwd", str(cwd or self.cwd), *args])
-        return code, self._capsys.readouterr().out
-
-    def json(self, *args: str, cwd: Path | None = None) -> Any:
-        return json.loads(self.run(*args, "--json", cwd=cwd)[1])
 
     def statuses(self, *args: str, cwd: Path | None = None) -> dict[str, str]:
         return {r["id"]: r["status"] for r in self.json("report", *args, cwd=cwd)["rules"]}
