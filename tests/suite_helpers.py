@@ -90,10 +90,11 @@ class StepClock:
     counted in readings (``monkeypatch.setattr(rules_core.deadline.time, "monotonic", …)``)."""
 
     def __init__(self, step: float) -> None:
-        self.now, self.step = 1000.0, step
+        self.now, self.step, self.readings = 1000.0, step, 0
 
     def __call__(self) -> float:
         self.now += self.step
+        self.readings += 1
         return self.now
 
 

@@ -11,22 +11,12 @@ from rules_core import deadline as deadline_module
 from rules_core.deadline import DEFAULT_MS, budget_ms, check, deadline
 from rules_core.model import Facts
 from rules_core.rule_tests.pytest_plugin import fresh_manager, rule_text
-
-
-class _Clock:
-    """``time.monotonic`` that moves ``step`` seconds each time it is read."""
-
-    def __init__(self, step: float) -> None:
-        self.now, self.step = 1000.0, step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
+from suite_helpers import StepClock
 
 
 @pytest.fixture
 def clock(monkeypatch):
-    fake = _Clock(0.0)
+    fake = StepClock(0.0)
     monkeypatch.setattr(deadline_module.time, "monotonic", fake)
     return fake
 

@@ -15,6 +15,7 @@ from rules_core import deadline as deadline_module
 from rules_core.model import Facts
 from rules_core.rule_tests.pytest_plugin import rule_text
 from rules_plugins._stream_grammar import MAX_EXPANSION, compile_condition, expanded_size
+from suite_helpers import StepClock
 
 AWS_PATTERN = "AKIA[0-9A-Z]{16}"
 BOMB = "(?:(?:a{100}){100}){100}"  # 24 bytes; ~150 MB once compiled by the regex module
@@ -25,18 +26,6 @@ def fresh_verdicts():
     continue_rules._seen.clear()
     yield
     continue_rules._seen.clear()
-
-
-class _Clock:
-    """A clock that advances on every reading, so budgets are counted in steps."""
-
-    def __init__(self, step: float) -> None:
-        self.now, self.step, self.readings = 1000.0, step, 0
-
-    def __call__(self) -> float:
-        self.now += self.step
-        self.readings += 1
-        return self.now
 
 
 def _continue_rule(patterns: list[str]) -> str:
@@ -52,7 +41,7 @@ def _verdict(project, rule_id: str, touched: list[str]):
 
 
 def test_two_hundred_continue_patterns_stop_at_the_rules_budget(rule_project, monkeypatch):
-    clock = _Clock(0.01)  # each reading: 10 ms of the rule's 250 ms
+    clock = StepClock(0.01)  # each reading: 10 ms of the rule's 250 ms
     monkeypatch.setattr(deadline_module.time, "monotonic", clock)
     rule_project.write({"a.txt": "plain text\n",
                         ".continue/rules/many.md": _continue_rule([f"needle{i}x" for i in range(200)])})
@@ -65,7 +54,7 @@ def test_two_hundred_continue_patterns_stop_at_the_rules_budget(rule_project, mo
 
 
 def test_the_calls_deadline_also_stops_the_patterns(rule_project, monkeypatch):
-    clock = _Clock(0.01)
+    clock = StepClock(0.01)
     monkeypatch.setattr(deadline_module.time, "monotonic", clock)
     monkeypatch.setattr(continue_rules, "RULE_SEARCH_SECONDS", 1000.0)  # only the deadline is left
     rule_project.env["PI_RULES_DEADLINE_MS"] = "300"
