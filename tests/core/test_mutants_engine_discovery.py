@@ -21,7 +21,7 @@ from rules_core.engine.core import Engine
 from rules_core.model import ImporterInfo, ParseResult, Rule, RuleFile
 from rules_core.plugins.hookspecs import hookimpl
 from rules_core.rule_tests.pytest_plugin import fresh_manager, make_rules, rule_text
-from suite_helpers import settle_racy_clock
+from suite_helpers import StepClock, settle_racy_clock
 
 CLAUDE_RULE = "---\npaths: src/**\n---\nPrefer small functions.\n"
 
@@ -303,18 +303,6 @@ def test_an_oversized_ignore_file_is_named_for_a_trusted_project_only(rule_proje
     assert untrusted.warnings == () and untrusted.rules == ()
 
 
-class _Clock:
-    """``time.monotonic`` moving 100 ms each time it is read: the deadline falls at the same
-    reading whatever the machine's speed."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        self.now += 0.1
-        return self.now
-
-
 def test_the_deadline_says_how_many_rule_files_were_not_read_one_or_more(tmp_path, monkeypatch):
     seen: dict[int, str] = {}
     for files in range(1, 16):
@@ -323,7 +311,7 @@ def test_the_deadline_says_how_many_rule_files_were_not_read_one_or_more(tmp_pat
         for n in range(files):
             (project / ".pi" / "rules").mkdir(parents=True, exist_ok=True)
             (project / ".pi" / "rules" / f"r{n:02d}.md").write_text(rule_text(alwaysApply=True))
-        monkeypatch.setattr(deadline_module.time, "monotonic", _Clock())
+        monkeypatch.setattr(deadline_module.time, "monotonic", StepClock(0.1))  # the same reading whatever the speed
         engine = Engine(fresh_manager(), home=str(home), env={"HOME": str(home), "PI_RULES_DEADLINE_MS": "1000"})
         found = engine.discover(str(project))
         cut = [e for e in found.errors if "time budget" in e.message]
@@ -582,7 +570,7 @@ def test_the_users_own_files_are_read_first_and_counted_once(rule_project, monke
 def test_the_deadline_never_costs_the_users_own_rules(rule_project, monkeypatch):
     rule_project.write_global({"mine.md": rule_text("Mine.", alwaysApply=True)})
     rule_project.write({".pi/rules/theirs.md": rule_text("Theirs.", alwaysApply=True)})
-    monkeypatch.setattr(deadline_module.time, "monotonic", _Clock())  # 100 ms a reading: 1 ms is over at once
+    monkeypatch.setattr(deadline_module.time, "monotonic", StepClock(0.1))  # 100 ms a reading: 1 ms is over at once
     rule_project.env["PI_RULES_DEADLINE_MS"] = "1"
     found = rule_project.engine().discover(str(rule_project.cwd))
     assert [r.body for r in found.rules] == ["Mine."]
